@@ -1,0 +1,639 @@
+//! The `Plan`: the plain-data contract between the language and everything else.
+//!
+//! Architecture Invariant: nothing in this module knows about the grammar, spans or
+//! files on disk. Every duration is in nanoseconds, every size in bytes, every
+//! frequency in hertz. `runner` and `analysis` depend on these types only.
+//!
+//! A `Plan` is fully expanded: every `Point` carries a concrete lock, workload,
+//! placement and thread count, plus the axis values that produced it (for the
+//! result columns) and its own seed.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped whenever a field changes meaning or disappears (additions keep it).
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    /// The experiment's name (`experiment cna_threshold { ... }`).
+    pub experiment: String,
+    /// Free text description, if the file gives one.
+    pub description: Option<String>,
+    pub master_seed: u64,
+    pub topology: Topology,
+    pub run: RunSpec,
+    /// The sweep axes in declaration order, with every value they take.
+    pub axes: Vec<Axis>,
+    pub points: Vec<Point>,
+    pub claims: Vec<Claim>,
+    pub plots: Vec<PlotSpec>,
+    /// The experiment file and every include, in load order, with content hashes.
+    pub sources: Vec<SourceFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceFile {
+    /// Path as given to (or resolved by) the loader.
+    pub path: String,
+    /// Lower-case hex SHA-256 of the file's bytes.
+    pub sha256: String,
+}
+
+// ---------------------------------------------------------------------------
+// Topology
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Topology {
+    /// "Detect this machine" (the runner reads /sys); costs may still be given for
+    /// simulating the host.
+    Host {
+        costs: Option<Costs>,
+    },
+    Machine(Machine),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub name: String,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    /// Hardware threads per core (1 = no SMT).
+    pub smt: u32,
+    /// NUMA nodes per socket (usually 1).
+    pub nodes_per_socket: u32,
+    /// Last-level-cache domains per socket (usually 1; e.g. CCXs on EPYC).
+    pub llcs_per_socket: u32,
+    pub costs: Costs,
+    /// Per-cache-level sizes, bytes (for working-set and refill models). Optional.
+    pub l2_bytes: Option<u64>,
+    pub llc_bytes: Option<u64>,
+    pub freq_hz: Option<u64>,
+}
+
+impl Machine {
+    pub fn cpus(&self) -> u32 {
+        self.sockets * self.cores_per_socket * self.smt
+    }
+    pub fn cores(&self) -> u32 {
+        self.sockets * self.cores_per_socket
+    }
+}
+
+/// Memory-system costs, ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Costs {
+    /// One-way cache-line transfer latency by distance level.
+    pub smt_ns: u64,
+    pub llc_ns: u64,
+    /// Same socket (or same NUMA node when there are several LLCs), different LLC.
+    pub socket_ns: u64,
+    pub remote_ns: u64,
+    /// Optional full per-CPU-pair matrix (row = from, column = to), overriding levels.
+    pub matrix_ns: Option<Vec<Vec<u64>>>,
+    /// Cost of an uncontended atomic read-modify-write on an owned line.
+    pub atomic_ns: u64,
+}
+
+// ---------------------------------------------------------------------------
+// Runs
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Sim,
+    Native,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+            Mode::Native => "native",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Modes the file asks for (the command line may narrow them).
+    pub modes: Vec<Mode>,
+    /// Measured window per repetition.
+    pub duration_ns: u64,
+    /// Discarded before the measured window.
+    pub warmup_ns: u64,
+    /// Repetitions per point and mode; each simulated repetition uses its own seed.
+    pub repetitions: u32,
+    /// Durations used by `--quick`.
+    pub quick_duration_ns: u64,
+    pub quick_warmup_ns: u64,
+    pub quick_repetitions: u32,
+}
+
+// ---------------------------------------------------------------------------
+// Sweeps and points
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<Value>,
+    /// `Some(group)` when the axis is zipped with others of the same group.
+    pub zip_group: Option<u32>,
+}
+
+/// A scalar value as it appears in a sweep or a claim selector, normalised to SI.
+#[derive(Debug, Clone, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    /// Nanoseconds.
+    Duration(u64),
+    /// Bytes.
+    Size(u64),
+    /// Hertz.
+    Freq(u64),
+    Str(String),
+    Bool(bool),
+}
+
+impl Value {
+    /// Numeric view for columns and trends (durations in ns, sizes in bytes).
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Int(i) => Some(i as f64),
+            Value::Float(f) => Some(f),
+            Value::Duration(n) | Value::Size(n) | Value::Freq(n) => Some(n as f64),
+            Value::Bool(b) => Some(b as u8 as f64),
+            Value::Str(_) => None,
+        }
+    }
+
+    /// Human label with units (`10ms`, `128KiB`, `qspinlock`).
+    pub fn label(&self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f}"),
+            Value::Duration(ns) => crate_units::duration_label(*ns),
+            Value::Size(b) => crate_units::size_label(*b),
+            Value::Freq(hz) => format!("{}GHz", *hz as f64 / 1e9),
+            Value::Str(s) => s.clone(),
+            Value::Bool(b) => b.to_string(),
+        }
+    }
+
+    /// The column-name suffix for this value's unit (`_ns`, `_bytes`, `_hz`, or empty).
+    pub fn unit_suffix(&self) -> &'static str {
+        match self {
+            Value::Duration(_) => "_ns",
+            Value::Size(_) => "_bytes",
+            Value::Freq(_) => "_hz",
+            _ => "",
+        }
+    }
+}
+
+/// Unit formatting shared by labels and diagnostics.
+pub mod crate_units {
+    pub fn duration_label(ns: u64) -> String {
+        const UNITS: [(u64, &str); 4] = [
+            (1_000_000_000, "s"),
+            (1_000_000, "ms"),
+            (1_000, "us"),
+            (1, "ns"),
+        ];
+        for (scale, unit) in UNITS {
+            if ns >= scale && ns % scale == 0 {
+                return format!("{}{unit}", ns / scale);
+            }
+        }
+        if ns == 0 {
+            return "0ns".into();
+        }
+        for (scale, unit) in UNITS {
+            if ns >= scale {
+                return format!("{}{unit}", ns as f64 / scale as f64);
+            }
+        }
+        format!("{ns}ns")
+    }
+
+    pub fn size_label(b: u64) -> String {
+        const UNITS: [(u64, &str); 4] = [
+            (1 << 30, "GiB"),
+            (1 << 20, "MiB"),
+            (1 << 10, "KiB"),
+            (1, "B"),
+        ];
+        for (scale, unit) in UNITS {
+            if b >= scale && b % scale == 0 {
+                return format!("{}{unit}", b / scale);
+            }
+        }
+        format!("{b}B")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// Position in `Plan::points` (stable for a given file).
+    pub index: usize,
+    /// Stable identity: `axis=value,axis=value` in axis order (empty axes: "default").
+    pub id: String,
+    /// Every axis value of this point, by axis name.
+    pub axes: BTreeMap<String, Value>,
+    /// Derived from the master seed and `id` only: stable across runs, independent of
+    /// the order or the number of points.
+    pub seed: u64,
+    pub threads: u32,
+    pub lock: LockSpec,
+    pub workload: Workload,
+    pub placement: Placement,
+}
+
+// ---------------------------------------------------------------------------
+// Locks
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LockSpec {
+    /// The name the experiment gave it (`lock stock = qspinlock`), used in columns and
+    /// as the `lock` axis value.
+    pub name: String,
+    pub algo: LockAlgo,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "algo", rename_all = "snake_case")]
+pub enum LockAlgo {
+    Tas,
+    Ttas {
+        backoff: Option<Backoff>,
+    },
+    Ticket,
+    Mcs,
+    Clh,
+    Qspinlock,
+    Cna(CnaParams),
+    /// `std::sync::Mutex`.
+    Std,
+    /// `parking_lot::Mutex`.
+    ParkingLot,
+    /// `pthread_mutex_t` (default attributes).
+    Pthread,
+}
+
+impl LockAlgo {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            LockAlgo::Tas => "tas",
+            LockAlgo::Ttas { .. } => "ttas",
+            LockAlgo::Ticket => "ticket",
+            LockAlgo::Mcs => "mcs",
+            LockAlgo::Clh => "clh",
+            LockAlgo::Qspinlock => "qspinlock",
+            LockAlgo::Cna(_) => "cna",
+            LockAlgo::Std => "std",
+            LockAlgo::ParkingLot => "parking_lot",
+            LockAlgo::Pthread => "pthread",
+        }
+    }
+}
+
+/// Exponential backoff between failed attempts, bounds in ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Backoff {
+    pub min_ns: u64,
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CnaVariant {
+    /// One queue inspection per new head.
+    V14,
+    /// Keep scanning while the lock stays busy.
+    V15,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CnaParams {
+    /// Flush the secondary queue once it is older than this.
+    pub threshold_ns: u64,
+    pub variant: CnaVariant,
+    /// Probability that a head with an empty secondary queue skips the scan
+    /// (the patch's shuffle reduction: 127/128). 0 disables the reduction.
+    pub shuffle_skip_prob: f64,
+}
+
+// ---------------------------------------------------------------------------
+// Workloads
+
+/// A duration that may vary per use. All in ns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "dist", rename_all = "snake_case")]
+pub enum Dist {
+    Fixed { ns: u64 },
+    Uniform { lo_ns: u64, hi_ns: u64 },
+    Exp { mean_ns: u64 },
+    Normal { mean_ns: u64, sd_ns: u64 },
+}
+
+impl Dist {
+    pub fn mean_ns(&self) -> f64 {
+        match *self {
+            Dist::Fixed { ns } => ns as f64,
+            Dist::Uniform { lo_ns, hi_ns } => (lo_ns + hi_ns) as f64 / 2.0,
+            Dist::Exp { mean_ns } | Dist::Normal { mean_ns, .. } => mean_ns as f64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Workload {
+    /// One hot lock: acquire, touch `lines` shared lines for `critical`, release,
+    /// then `outside` of private work.
+    SingleLock {
+        critical: Dist,
+        outside: Dist,
+        /// Shared cache lines written inside the critical section.
+        lines: u32,
+    },
+    /// Per-CPU locks, kernel `double_lock_balance`: each thread every `interval` takes
+    /// its own lock for `own_hold`, then double-locks its own with each other
+    /// thread's lock in turn, holding both for `pair_hold`.
+    DoubleLock {
+        policy: DoubleLockPolicy,
+        interval: Dist,
+        own_hold: Dist,
+        pair_hold: Dist,
+        /// Lines written while holding (per lock).
+        lines: u32,
+    },
+    /// Batched work under one lock with a lock-break policy.
+    Bulk {
+        policy: BreakPolicy,
+        /// Request mix: (weight, items per request). E.g. [(1, 1), (1, 31)].
+        mix: Vec<BulkClass>,
+        per_item: Dist,
+        think: Dist,
+        lines: u32,
+    },
+    /// Scheduler wake-up placement (simulated only; natively: calibration).
+    Wakeup(WakeupSpec),
+}
+
+impl Workload {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Workload::SingleLock { .. } => "single",
+            Workload::DoubleLock { .. } => "double",
+            Workload::Bulk { .. } => "bulk",
+            Workload::Wakeup(_) => "wakeup",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DoubleLockPolicy {
+    /// Old logic: trylock the other; on failure, if the other has the lower address,
+    /// drop own, take other, retake own; else keep own and spin on the other.
+    Ordered,
+    /// The patch: always drop own, then take both in address order.
+    Fair,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakPolicy {
+    Never,
+    /// Release and retake after every item.
+    Always,
+    /// Release and retake after an item only when another thread waits
+    /// (`spin_needbreak`).
+    WhenContended,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BulkClass {
+    /// Class label used in results (`single`, `batch`).
+    pub name: String,
+    pub weight: u32,
+    pub items: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WakeupSpec {
+    pub policy: PlacementPolicy,
+    pub scenario: WakeupScenario,
+    /// Latency-bound workers (T: closed loop; V: message-passing participants).
+    pub workers: u32,
+    pub worker_weight: u32,
+    /// CPU hogs and how many groups (cgroups/VMs) they form; each group shares
+    /// `hog_group_weight` among its hogs.
+    pub hogs: u32,
+    pub hog_groups: u32,
+    pub hog_group_weight: u32,
+    /// Run time of a worker between sleeps.
+    pub burst: Dist,
+    /// Sleep / think time of a worker before its next wake-up (closed loop).
+    pub sleep: Dist,
+    pub working_set_bytes: u64,
+    pub sched: SchedParams,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementPolicy {
+    /// Old `select_idle_sibling`.
+    Old,
+    /// Patched: any idle CPU in the LLC, else least-loaded in prev's LLC.
+    Patched,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeupScenario {
+    /// Trade: latency-bound workers in a closed loop beside hogs.
+    Trade,
+    /// Volanomark-like message passing rooms.
+    Messaging,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedParams {
+    pub wakeup_granularity_ns: u64,
+    pub latency_ns: u64,
+    pub min_slice_ns: u64,
+    pub migration_cost_ns: u64,
+    pub idle_exit_ns: u64,
+    /// Throughput factor of a thread whose SMT sibling is busy (e.g. 0.6).
+    pub smt_corun_factor: f64,
+}
+
+// ---------------------------------------------------------------------------
+// Placement
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    pub policy: PlacementKind,
+    /// Virtual NUMA node per thread (cycled if shorter than the thread count), so CNA
+    /// can be exercised on a one-node host. `None`: nodes come from the topology.
+    pub virtual_nodes: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", content = "cpus", rename_all = "snake_case")]
+pub enum PlacementKind {
+    /// Fill SMT siblings, then cores, then sockets.
+    Compact,
+    /// Round-robin over sockets, one thread per core before any sibling.
+    Scatter,
+    /// will-it-scale: task i → core (i mod ncores), sockets filled in order, second
+    /// hyperthreads after all cores.
+    WillItScale,
+    /// Explicit CPU list (thread i → cpus[i]).
+    List(Vec<u32>),
+}
+
+// ---------------------------------------------------------------------------
+// Claims
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Stable id within the experiment (`c1`, or the name given in the file).
+    pub id: String,
+    /// The claim as written (canonical text).
+    pub text: String,
+    /// Citation, e.g. "v15 cover letter: lock2 2.184x".
+    pub source: Option<String>,
+    pub file: String,
+    pub line: u32,
+    /// When false, the measured value is reported but does not gate the exit code.
+    pub gating: bool,
+    pub kind: ClaimKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ClaimKind {
+    /// `expr in lo..hi` (either bound may be open: ±inf).
+    Band { expr: Expr, lo: f64, hi: f64 },
+    /// `a < b < c` (or `>`): each neighbouring pair ordered, each relative gap at least
+    /// `min_gap` (0.02 = 2 %), and separated beyond the run-to-run spread.
+    Ordering {
+        exprs: Vec<Expr>,
+        op: OrderOp,
+        min_gap: f64,
+    },
+    /// `metric[select] increasing|decreasing over axis`: Spearman ρ over the axis values
+    /// (in the listed order, or ascending if `values` is empty) must reach `min_rho`.
+    Trend {
+        metric: MetricRef,
+        axis: String,
+        values: Vec<Value>,
+        direction: TrendDirection,
+        min_rho: f64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderOp {
+    Less,
+    Greater,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrendDirection {
+    Increasing,
+    Decreasing,
+}
+
+/// An arithmetic expression over metrics and constants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "expr", rename_all = "snake_case")]
+pub enum Expr {
+    Metric(MetricRef),
+    Const {
+        value: f64,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// `metric[axis=value, ...]`, optionally `speedup over <lock>`.
+///
+/// Selector keys are sweep axes, or the result dimensions `mode`, `thread`, `cpu`,
+/// `node`, `class`, `from_node`, `to_node`, `remote` (true = cross-node hand-offs).
+/// The selection must resolve to one value after aggregating repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRef {
+    /// A column of METRICS.md (`throughput_ops_s`, `wait_p99_ns`, `speedup`, ...).
+    pub metric: String,
+    pub select: Vec<(String, Value)>,
+    /// For `speedup`: the lock name of the baseline (same values of every other axis).
+    pub baseline: Option<String>,
+}
+
+/// Metrics a claim or plot may name, and where each lives.
+pub const POINT_METRICS: &[&str] = &[
+    "throughput_ops_s",
+    "speedup",
+    "acquisitions",
+    "cpu_ns_per_acq",
+    "overhead_ns",
+    "jain",
+    "cov_acq",
+    "max_min",
+    "fairness_factor",
+    "wait_p50_ns",
+    "wait_p99_ns",
+    "wait_p999_ns",
+    "wait_max_ns",
+    "wait_mean_ns",
+    "hold_mean_ns",
+    "bypass_max",
+    "bypass_mean",
+    "handoff_local_frac",
+    "cpu_wall_ratio",
+    "migrations_per_wakeup",
+    "wake_latency_p50_ns",
+    "wake_latency_p99_ns",
+    "window_fairness_factor_max",
+];
+
+// ---------------------------------------------------------------------------
+// Plots
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlotSpec {
+    pub title: Option<String>,
+    /// Metric on the y axis.
+    pub metric: String,
+    /// Axis (sweep axis or result dimension like `thread`/`cpu`) on the x axis.
+    pub x: String,
+    /// Series are grouped by these axes.
+    pub group_by: Vec<String>,
+    /// Only points matching this selection.
+    pub select: Vec<(String, Value)>,
+    pub baseline: Option<String>,
+    pub log_x: bool,
+    pub log_y: bool,
+}

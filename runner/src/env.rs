@@ -1,0 +1,111 @@
+//! `Env`: the one interface a lock algorithm or a workload sees.
+//!
+//! Lock algorithms and workloads are written once, as `async` code over `Env`, and run
+//! two ways:
+//! - natively (`crate::native`), where a cache line is a real 64-byte-aligned array of
+//!   atomics, every operation is the real instruction and completes immediately (the
+//!   futures are always ready; spinning happens inside `wait_until`);
+//! - simulated (`crate::sim`), where every memory operation is an event whose
+//!   completion time the coherence model decides, and `wait_until` parks the simulated
+//!   thread until the line is written.
+//!
+//! Memory is a flat arena of cache lines, each holding `WORDS_PER_LINE` 64-bit words;
+//! coherence is tracked per line. Pointers between queue nodes are thread ids + 1
+//! (0 = null), never raw addresses, so the same code runs in both executors.
+
+use std::future::Future;
+use std::sync::atomic::Ordering;
+
+pub type Word = u64;
+pub const WORDS_PER_LINE: usize = 8;
+
+/// A word in the line arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Addr {
+    pub line: u32,
+    pub word: u8,
+}
+
+impl Addr {
+    pub const fn new(line: u32, word: u8) -> Self {
+        Addr { line, word }
+    }
+    /// Another word of the same line.
+    pub const fn word(self, word: u8) -> Self {
+        Addr {
+            line: self.line,
+            word,
+        }
+    }
+}
+
+/// Hands out cache lines when a lock or workload is constructed; the executor then
+/// allocates `lines()` lines. Lines are never shared by two unrelated objects.
+#[derive(Debug, Default)]
+pub struct LineAlloc {
+    next: u32,
+}
+
+impl LineAlloc {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn line(&mut self) -> u32 {
+        let l = self.next;
+        self.next += 1;
+        l
+    }
+    /// `n` consecutive lines; returns the first.
+    pub fn lines(&mut self, n: u32) -> u32 {
+        let l = self.next;
+        self.next += n;
+        l
+    }
+    pub fn count(&self) -> u32 {
+        self.next
+    }
+}
+
+/// What a simulated or native thread can do.
+///
+/// Orderings are those the native code needs; the simulator is sequentially
+/// consistent and ignores them.
+pub trait Env {
+    /// Thread index within the point, 0-based.
+    fn tid(&self) -> usize;
+    /// Number of threads in the point.
+    fn nthreads(&self) -> usize;
+    /// NUMA node of this thread (virtual node map if the placement has one).
+    fn node(&self) -> u32;
+    /// Monotonic time, ns (virtual in the simulator).
+    fn now(&self) -> u64;
+    /// Deterministic per-thread random number.
+    fn random(&self) -> u64;
+
+    fn load(&self, a: Addr, o: Ordering) -> impl Future<Output = Word>;
+    fn store(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = ()>;
+    fn swap(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
+    /// Compare-and-swap; `Ok(old)` on success, `Err(actual)` on failure.
+    fn cas(
+        &self,
+        a: Addr,
+        old: Word,
+        new: Word,
+        o: Ordering,
+    ) -> impl Future<Output = Result<Word, Word>>;
+    fn fetch_add(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
+    fn fetch_or(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
+    fn fetch_and(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
+    /// Spin until `pred(value)` holds; returns the value seen. Natively: a load loop with
+    /// `spin_loop()`; simulated: park until the line is written, then re-read.
+    fn wait_until<P: Fn(Word) -> bool>(
+        &self,
+        a: Addr,
+        o: Ordering,
+        pred: P,
+    ) -> impl Future<Output = Word>;
+    /// Private computation lasting `ns` (calibrated spin natively; a delay simulated).
+    fn work(&self, ns: u64) -> impl Future<Output = ()>;
+    /// One `cpu_relax()` (pause) for backoff loops.
+    fn pause(&self) -> impl Future<Output = ()>;
+}

@@ -1,0 +1,10 @@
+//! locklab's runner: lock algorithms written once over [`env::Env`], the native
+//! executor (real threads, pinned), the discrete-event simulator, host discovery, and
+//! the records both produce.
+//!
+//! Architecture Invariant: only this crate touches the machine (`/sys`, `/proc`,
+//! affinity, clocks, threads). It never depends on polars.
+
+pub mod env;
+pub mod records;
+pub mod stats;

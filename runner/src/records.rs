@@ -1,0 +1,118 @@
+//! The records both executors produce: one `RunRecord` per point × mode × repetition.
+//!
+//! These are the rows of `points.parquet`, `threads.parquet` and `handoffs.parquet`
+//! (written by `locklab-analysis`, so that this crate stays free of polars). Column
+//! names carry units. Metric definitions are in `crate::stats` and METRICS.md.
+
+use locklab_dsl::plan::Mode;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped when a column changes meaning or disappears.
+pub const RECORDS_SCHEMA_VERSION: u32 = 1;
+
+/// Quantiles stored for the wait-time CDF of a point (`wait_cdf_ns`).
+pub const CDF_QUANTILES: [f64; 21] = [
+    0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
+    0.85, 0.9, 0.99, 1.0,
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub point: PointRecord,
+    pub threads: Vec<ThreadRecord>,
+    pub handoffs: Vec<HandoffRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointRecord {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: Mode,
+    pub rep: u32,
+    pub seed: u64,
+    pub lock: String,
+    pub lock_algo: String,
+    pub workload: String,
+    pub threads: u32,
+    /// Why the point was not run (e.g. needs 142 CPUs, host has 2); metrics are NaN.
+    pub skipped: Option<String>,
+    /// Measured window, ns (wall time natively, virtual time simulated).
+    pub window_ns: u64,
+    pub acquisitions: u64,
+    /// Workload operations (= acquisitions for single-lock; passes, requests, wake-ups
+    /// for the others).
+    pub ops: u64,
+    pub throughput_ops_s: f64,
+    pub cpu_ns_per_acq: f64,
+    pub overhead_ns: f64,
+    pub jain: f64,
+    pub cov_acq: f64,
+    pub max_min: f64,
+    pub fairness_factor: f64,
+    /// Highest fairness factor over windows of `fairness_window_ns` (NaN if unused).
+    pub window_fairness_factor_max: f64,
+    pub fairness_window_ns: u64,
+    pub wait_p50_ns: f64,
+    pub wait_p99_ns: f64,
+    pub wait_p999_ns: f64,
+    pub wait_max_ns: f64,
+    pub wait_mean_ns: f64,
+    pub hold_mean_ns: f64,
+    pub bypass_max: f64,
+    pub bypass_mean: f64,
+    pub handoff_local_frac: f64,
+    /// Σ thread CPU time / (window × threads); NaN in simulation.
+    pub cpu_wall_ratio: f64,
+    /// Nominal and achieved (calibrated) critical-section and outside durations.
+    pub critical_nominal_ns: f64,
+    pub critical_achieved_ns: f64,
+    pub outside_nominal_ns: f64,
+    pub outside_achieved_ns: f64,
+    /// Noise-gate verdict: "ok", "flagged: <reason>", or "sim".
+    pub noise: String,
+    /// Wait-time quantiles at `CDF_QUANTILES`.
+    pub wait_cdf_ns: Vec<f64>,
+    /// Workload-specific metrics (`migrations_per_wakeup`, `wake_latency_p99_ns`, ...).
+    pub extra: BTreeMap<String, f64>,
+}
+
+/// One row per thread and wait class (`lock` for plain acquisitions; workloads add
+/// classes such as `pass`, `single`, `batch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRecord {
+    pub point: u32,
+    pub mode: Mode,
+    pub rep: u32,
+    pub thread: u32,
+    pub cpu: u32,
+    pub node: u32,
+    pub class: String,
+    pub acquisitions: u64,
+    pub share: f64,
+    pub wait_p50_ns: f64,
+    pub wait_p99_ns: f64,
+    pub wait_p999_ns: f64,
+    pub wait_max_ns: f64,
+    pub wait_mean_ns: f64,
+    pub hold_mean_ns: f64,
+    pub bypass_max: f64,
+    pub cpu_ns: f64,
+}
+
+/// Hand-offs by (previous holder's node, next holder's node), with the next holder's
+/// wait.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HandoffRecord {
+    pub point: u32,
+    pub mode: Mode,
+    pub rep: u32,
+    pub from_node: u32,
+    pub to_node: u32,
+    /// "self", "smt", "llc", "socket", "remote" when known, else "node".
+    pub distance: String,
+    pub count: u64,
+    pub wait_p50_ns: f64,
+    pub wait_p99_ns: f64,
+    pub wait_max_ns: f64,
+}

@@ -1,0 +1,545 @@
+//! Per-thread recording and the metric definitions of METRICS.md.
+//!
+//! Each thread owns one `ThreadStats` (no shared hot spot); after the run the executor
+//! hands all of them to `summarize`, which produces the `RunRecord`. Native and
+//! simulated runs share this code, so a metric means the same in both.
+
+use crate::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use hdrhistogram::Histogram;
+use locklab_dsl::plan::Mode;
+use std::collections::BTreeMap;
+
+/// Histograms cover 1 ns .. 1000 s with 3 significant digits.
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("static histogram bounds")
+}
+
+/// The measured window, in the executor's clock (ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl Window {
+    pub fn contains(&self, t: u64) -> bool {
+        t >= self.start_ns && t < self.end_ns
+    }
+    pub fn len_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ClassStats {
+    acquisitions: u64,
+    wait: Histogram<u64>,
+    wait_sum: u128,
+    hold_sum: u128,
+    holds: u64,
+    bypass_max: u64,
+}
+
+impl ClassStats {
+    fn new() -> Self {
+        ClassStats {
+            acquisitions: 0,
+            wait: new_hist(),
+            wait_sum: 0,
+            hold_sum: 0,
+            holds: 0,
+            bypass_max: 0,
+        }
+    }
+}
+
+/// What one thread saw. Recording calls are cheap and allocation-free.
+#[derive(Debug, Clone)]
+pub struct ThreadStats {
+    pub cpu: u32,
+    pub node: u32,
+    window: Window,
+    class_names: Vec<String>,
+    classes: Vec<ClassStats>,
+    bypass_sum: u128,
+    bypass_n: u64,
+    /// Index = previous holder's node; the wait of this thread when handed the lock.
+    handoffs: Vec<Option<(u64, Histogram<u64>)>>,
+    /// Acquisitions per fairness window (index = (t - start) / fairness_window_ns).
+    window_counts: Vec<u32>,
+    fairness_window_ns: u64,
+    /// Thread CPU time over the window (native only).
+    pub cpu_ns: Option<u64>,
+}
+
+impl ThreadStats {
+    /// `classes`: wait classes of the workload; class 0 is the main one.
+    /// `fairness_window_ns = 0` disables windowed fairness.
+    pub fn new(
+        cpu: u32,
+        node: u32,
+        window: Window,
+        classes: &[&str],
+        fairness_window_ns: u64,
+    ) -> Self {
+        assert!(
+            !classes.is_empty(),
+            "a workload has at least one wait class"
+        );
+        let windows = if fairness_window_ns == 0 {
+            0
+        } else {
+            window.len_ns().div_ceil(fairness_window_ns) as usize
+        };
+        ThreadStats {
+            cpu,
+            node,
+            window,
+            class_names: classes.iter().map(|s| s.to_string()).collect(),
+            classes: classes.iter().map(|_| ClassStats::new()).collect(),
+            bypass_sum: 0,
+            bypass_n: 0,
+            handoffs: Vec::new(),
+            window_counts: vec![0; windows],
+            fairness_window_ns,
+            cpu_ns: None,
+        }
+    }
+
+    pub fn window(&self) -> Window {
+        self.window
+    }
+
+    /// One acquisition (or workload operation) of `class`, granted at `granted_ns`
+    /// after waiting `wait_ns`; `bypass` = acquisitions by others while waiting;
+    /// `from_node` = node of the previous holder if the lock was handed over.
+    /// Ignored outside the measured window.
+    pub fn record_acquire(
+        &mut self,
+        class: usize,
+        granted_ns: u64,
+        wait_ns: u64,
+        bypass: u64,
+        from_node: Option<u32>,
+    ) {
+        if !self.window.contains(granted_ns) {
+            return;
+        }
+        let c = &mut self.classes[class];
+        c.acquisitions += 1;
+        c.wait.saturating_record(wait_ns.max(1));
+        c.wait_sum += wait_ns as u128;
+        c.bypass_max = c.bypass_max.max(bypass);
+        self.bypass_sum += bypass as u128;
+        self.bypass_n += 1;
+        if let Some(from) = from_node {
+            let i = from as usize;
+            if self.handoffs.len() <= i {
+                self.handoffs.resize_with(i + 1, || None);
+            }
+            let (n, h) = self.handoffs[i].get_or_insert_with(|| (0, new_hist()));
+            *n += 1;
+            h.saturating_record(wait_ns.max(1));
+        }
+        if self.fairness_window_ns > 0 {
+            let w = ((granted_ns - self.window.start_ns) / self.fairness_window_ns) as usize;
+            if let Some(slot) = self.window_counts.get_mut(w) {
+                *slot += 1;
+            }
+        }
+    }
+
+    /// A hold of `class` that began at `granted_ns` and lasted `hold_ns`.
+    pub fn record_hold(&mut self, class: usize, granted_ns: u64, hold_ns: u64) {
+        if !self.window.contains(granted_ns) {
+            return;
+        }
+        let c = &mut self.classes[class];
+        c.hold_sum += hold_ns as u128;
+        c.holds += 1;
+    }
+
+    pub fn acquisitions(&self, class: usize) -> u64 {
+        self.classes[class].acquisitions
+    }
+
+    pub fn total_acquisitions(&self) -> u64 {
+        self.classes.iter().map(|c| c.acquisitions).sum()
+    }
+}
+
+/// Identity and context of one run, for the record.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: Mode,
+    pub rep: u32,
+    pub seed: u64,
+    pub lock: String,
+    pub lock_algo: String,
+    pub workload: String,
+    /// Workload operations completed in the window (defaults to acquisitions if None).
+    pub ops: Option<u64>,
+    pub critical_nominal_ns: f64,
+    pub critical_achieved_ns: f64,
+    pub outside_nominal_ns: f64,
+    pub outside_achieved_ns: f64,
+    pub noise: String,
+    /// Distance label between two nodes, for the hand-off table.
+    pub node_distance: fn(u32, u32) -> &'static str,
+    pub extra: BTreeMap<String, f64>,
+}
+
+pub fn default_node_distance(a: u32, b: u32) -> &'static str {
+    if a == b {
+        "local"
+    } else {
+        "remote"
+    }
+}
+
+/// Fairness summaries over per-thread counts (METRICS.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fairness {
+    pub jain: f64,
+    pub cov: f64,
+    pub max_min: f64,
+    pub fairness_factor: f64,
+}
+
+pub fn fairness(counts: &[u64]) -> Fairness {
+    let n = counts.len();
+    let total: f64 = counts.iter().map(|&c| c as f64).sum();
+    if n == 0 || total == 0.0 {
+        return Fairness {
+            jain: f64::NAN,
+            cov: f64::NAN,
+            max_min: f64::NAN,
+            fairness_factor: f64::NAN,
+        };
+    }
+    let mean = total / n as f64;
+    let sumsq: f64 = counts.iter().map(|&c| (c as f64) * (c as f64)).sum();
+    let var = counts
+        .iter()
+        .map(|&c| (c as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n as f64;
+    let max = *counts.iter().max().unwrap() as f64;
+    let min = *counts.iter().min().unwrap() as f64;
+    let mut sorted: Vec<u64> = counts.to_vec();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let top: f64 = sorted.iter().take(n / 2).map(|&c| c as f64).sum();
+    Fairness {
+        jain: total * total / (n as f64 * sumsq),
+        cov: var.sqrt() / mean,
+        max_min: if min == 0.0 { f64::INFINITY } else { max / min },
+        // One thread: the "top half" is empty; define as fair.
+        fairness_factor: if n < 2 { 0.5 } else { top / total },
+    }
+}
+
+fn quantile(h: &Histogram<u64>, q: f64) -> f64 {
+    if h.is_empty() {
+        f64::NAN
+    } else {
+        h.value_at_quantile(q) as f64
+    }
+}
+
+fn nan_if_zero_div(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        f64::NAN
+    } else {
+        a / b
+    }
+}
+
+/// Turn per-thread stats into the run's records.
+pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
+    let window_ns = threads.first().map(|t| t.window.len_ns()).unwrap_or(0);
+    let nclasses = threads.first().map(|t| t.classes.len()).unwrap_or(0);
+    let per_thread: Vec<u64> = threads.iter().map(|t| t.total_acquisitions()).collect();
+    let acquisitions: u64 = per_thread.iter().sum();
+    let f = fairness(&per_thread);
+
+    // Point-level histograms merge every thread and class.
+    let mut all_wait = new_hist();
+    let mut wait_sum = 0u128;
+    let mut hold_sum = 0u128;
+    let mut holds = 0u64;
+    let mut bypass_max = 0u64;
+    let mut bypass_sum = 0u128;
+    let mut bypass_n = 0u64;
+    for t in threads {
+        for c in &t.classes {
+            all_wait.add(&c.wait).expect("same histogram bounds");
+            wait_sum += c.wait_sum;
+            hold_sum += c.hold_sum;
+            holds += c.holds;
+            bypass_max = bypass_max.max(c.bypass_max);
+        }
+        bypass_sum += t.bypass_sum;
+        bypass_n += t.bypass_n;
+    }
+
+    // Hand-off table: (from node, to node) merged over threads.
+    let mut table: BTreeMap<(u32, u32), (u64, Histogram<u64>)> = BTreeMap::new();
+    for t in threads {
+        for (from, slot) in t.handoffs.iter().enumerate() {
+            if let Some((n, h)) = slot {
+                let e = table
+                    .entry((from as u32, t.node))
+                    .or_insert_with(|| (0, new_hist()));
+                e.0 += n;
+                e.1.add(h).expect("same histogram bounds");
+            }
+        }
+    }
+    let handoff_total: u64 = table.values().map(|(n, _)| n).sum();
+    let handoff_local: u64 = table
+        .iter()
+        .filter(|((a, b), _)| a == b)
+        .map(|(_, (n, _))| n)
+        .sum();
+
+    // Windowed fairness: worst fairness factor over the full windows.
+    let nwin = threads.first().map(|t| t.window_counts.len()).unwrap_or(0);
+    let mut window_ff_max = f64::NAN;
+    for w in 0..nwin {
+        let full = (w as u64 + 1) * threads[0].fairness_window_ns <= window_ns;
+        if !full {
+            continue;
+        }
+        let counts: Vec<u64> = threads.iter().map(|t| t.window_counts[w] as u64).collect();
+        let ff = fairness(&counts).fairness_factor;
+        if ff.is_finite() {
+            window_ff_max = if window_ff_max.is_nan() {
+                ff
+            } else {
+                window_ff_max.max(ff)
+            };
+        }
+    }
+
+    let cpu_total: Option<u64> = threads.iter().map(|t| t.cpu_ns).sum();
+    let secs = window_ns as f64 / 1e9;
+    let ops = ctx.ops.unwrap_or(acquisitions);
+    let per_acq_work = ctx.critical_achieved_ns + ctx.outside_achieved_ns;
+    let (cpu_ns_per_acq, overhead_ns, cpu_wall_ratio) = match cpu_total {
+        Some(cpu) => {
+            // lockhammer: overhead clamped at 0 per thread.
+            let overhead: f64 = threads
+                .iter()
+                .map(|t| {
+                    let used = t.cpu_ns.unwrap_or(0) as f64;
+                    (used - t.total_acquisitions() as f64 * per_acq_work).max(0.0)
+                })
+                .sum();
+            (
+                nan_if_zero_div(cpu as f64, acquisitions as f64),
+                nan_if_zero_div(overhead, acquisitions as f64),
+                nan_if_zero_div(cpu as f64, window_ns as f64 * threads.len() as f64),
+            )
+        }
+        None => (f64::NAN, f64::NAN, f64::NAN),
+    };
+
+    let point = PointRecord {
+        point: ctx.point,
+        point_id: ctx.point_id.clone(),
+        mode: ctx.mode,
+        rep: ctx.rep,
+        seed: ctx.seed,
+        lock: ctx.lock.clone(),
+        lock_algo: ctx.lock_algo.clone(),
+        workload: ctx.workload.clone(),
+        threads: threads.len() as u32,
+        skipped: None,
+        window_ns,
+        acquisitions,
+        ops,
+        throughput_ops_s: nan_if_zero_div(ops as f64, secs),
+        cpu_ns_per_acq,
+        overhead_ns,
+        jain: f.jain,
+        cov_acq: f.cov,
+        max_min: f.max_min,
+        fairness_factor: f.fairness_factor,
+        window_fairness_factor_max: window_ff_max,
+        fairness_window_ns: threads.first().map(|t| t.fairness_window_ns).unwrap_or(0),
+        wait_p50_ns: quantile(&all_wait, 0.5),
+        wait_p99_ns: quantile(&all_wait, 0.99),
+        wait_p999_ns: quantile(&all_wait, 0.999),
+        wait_max_ns: if all_wait.is_empty() {
+            f64::NAN
+        } else {
+            all_wait.max() as f64
+        },
+        wait_mean_ns: nan_if_zero_div(wait_sum as f64, all_wait.len() as f64),
+        hold_mean_ns: nan_if_zero_div(hold_sum as f64, holds as f64),
+        bypass_max: if bypass_n == 0 {
+            f64::NAN
+        } else {
+            bypass_max as f64
+        },
+        bypass_mean: nan_if_zero_div(bypass_sum as f64, bypass_n as f64),
+        handoff_local_frac: nan_if_zero_div(handoff_local as f64, handoff_total as f64),
+        cpu_wall_ratio,
+        critical_nominal_ns: ctx.critical_nominal_ns,
+        critical_achieved_ns: ctx.critical_achieved_ns,
+        outside_nominal_ns: ctx.outside_nominal_ns,
+        outside_achieved_ns: ctx.outside_achieved_ns,
+        noise: ctx.noise.clone(),
+        wait_cdf_ns: CDF_QUANTILES
+            .iter()
+            .map(|&q| {
+                if q >= 1.0 && !all_wait.is_empty() {
+                    all_wait.max() as f64
+                } else {
+                    quantile(&all_wait, q)
+                }
+            })
+            .collect(),
+        extra: ctx.extra.clone(),
+    };
+
+    let mut thread_rows = Vec::with_capacity(threads.len() * nclasses);
+    for (i, t) in threads.iter().enumerate() {
+        for (ci, c) in t.classes.iter().enumerate() {
+            // Rows for secondary classes only when the class was used.
+            if ci > 0 && c.acquisitions == 0 {
+                continue;
+            }
+            thread_rows.push(ThreadRecord {
+                point: ctx.point,
+                mode: ctx.mode,
+                rep: ctx.rep,
+                thread: i as u32,
+                cpu: t.cpu,
+                node: t.node,
+                class: t.class_names[ci].clone(),
+                acquisitions: c.acquisitions,
+                share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
+                wait_p50_ns: quantile(&c.wait, 0.5),
+                wait_p99_ns: quantile(&c.wait, 0.99),
+                wait_p999_ns: quantile(&c.wait, 0.999),
+                wait_max_ns: if c.wait.is_empty() {
+                    f64::NAN
+                } else {
+                    c.wait.max() as f64
+                },
+                wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, c.acquisitions as f64),
+                hold_mean_ns: nan_if_zero_div(c.hold_sum as f64, c.holds as f64),
+                bypass_max: c.bypass_max as f64,
+                cpu_ns: t.cpu_ns.map(|c| c as f64).unwrap_or(f64::NAN),
+            });
+        }
+    }
+
+    let handoffs = table
+        .into_iter()
+        .map(|((from, to), (count, h))| HandoffRecord {
+            point: ctx.point,
+            mode: ctx.mode,
+            rep: ctx.rep,
+            from_node: from,
+            to_node: to,
+            distance: (ctx.node_distance)(from, to).to_string(),
+            count,
+            wait_p50_ns: quantile(&h, 0.5),
+            wait_p99_ns: quantile(&h, 0.99),
+            wait_max_ns: h.max() as f64,
+        })
+        .collect();
+
+    RunRecord {
+        point,
+        threads: thread_rows,
+        handoffs,
+    }
+}
+
+/// A record for a point that could not run, with the reason.
+pub fn skipped(ctx: &RunContext, threads: u32, reason: String) -> RunRecord {
+    let mut rec = summarize(ctx, &[]);
+    rec.point.threads = threads;
+    rec.point.skipped = Some(reason);
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fairness_of_equal_counts_is_perfect() {
+        let f = fairness(&[10, 10, 10, 10]);
+        assert_eq!(f.jain, 1.0);
+        assert_eq!(f.cov, 0.0);
+        assert_eq!(f.max_min, 1.0);
+        assert_eq!(f.fairness_factor, 0.5);
+    }
+
+    #[test]
+    fn fairness_of_starvation() {
+        let f = fairness(&[100, 0, 100, 0]);
+        assert_eq!(f.jain, 0.5);
+        assert_eq!(f.fairness_factor, 1.0);
+        assert!(f.max_min.is_infinite());
+        assert!((f.cov - 1.0).abs() < 1e-12);
+    }
+
+    fn ctx() -> RunContext {
+        RunContext {
+            point: 0,
+            point_id: "p".into(),
+            mode: Mode::Sim,
+            rep: 0,
+            seed: 1,
+            lock: "t".into(),
+            lock_algo: "ticket".into(),
+            workload: "single".into(),
+            ops: None,
+            critical_nominal_ns: 10.0,
+            critical_achieved_ns: 10.0,
+            outside_nominal_ns: 0.0,
+            outside_achieved_ns: 0.0,
+            noise: "sim".into(),
+            node_distance: default_node_distance,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn summarize_counts_only_the_window_and_builds_the_handoff_table() {
+        let w = Window {
+            start_ns: 100,
+            end_ns: 1_100,
+        };
+        let mut a = ThreadStats::new(0, 0, w, &["lock"], 500);
+        let mut b = ThreadStats::new(1, 1, w, &["lock"], 500);
+        a.record_acquire(0, 50, 7, 0, None); // warm-up: ignored
+        a.record_acquire(0, 200, 10, 0, Some(1));
+        b.record_acquire(0, 300, 30, 1, Some(0));
+        b.record_acquire(0, 700, 20, 0, Some(1));
+        let r = summarize(&ctx(), &[a, b]);
+        assert_eq!(r.point.acquisitions, 3);
+        assert_eq!(r.point.window_ns, 1_000);
+        assert!((r.point.throughput_ops_s - 3.0e6).abs() < 1e-6);
+        assert_eq!(r.point.bypass_max, 1.0);
+        assert_eq!(r.handoffs.len(), 3);
+        let local = r
+            .handoffs
+            .iter()
+            .find(|h| h.from_node == 1 && h.to_node == 1)
+            .unwrap();
+        assert_eq!(local.count, 1);
+        assert!((r.point.handoff_local_frac - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(r.threads.len(), 2);
+        assert_eq!(r.threads[1].acquisitions, 2);
+        // Windows [100,600) and [600,1100): a=1,b=1 then a=0,b=1.
+        assert_eq!(r.point.window_fairness_factor_max, 1.0);
+    }
+}

@@ -108,4 +108,15 @@ pub trait Env {
     fn work(&self, ns: u64) -> impl Future<Output = ()>;
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
+
+    // Instrumentation: free in the simulator, and natively kept on lines of their own
+    // so that it does not perturb the lock's lines. `lock` indexes the point's locks
+    // (0 for a single hot lock; the CPU's index for per-CPU locks).
+
+    /// Grants of `lock` so far. Read at arrival; with the count `note_grant` returns,
+    /// bypass = grants before this thread's grant − grants at its arrival.
+    fn grants(&self, lock: usize) -> u64;
+    /// Called by the new holder once it holds `lock`: counts the grant and returns the
+    /// grant count before it and the node of the previous holder (None for the first).
+    fn note_grant(&self, lock: usize) -> (u64, Option<u32>);
 }

@@ -6,5 +6,7 @@
 //! affinity, clocks, threads). It never depends on polars.
 
 pub mod env;
+pub mod manifest;
 pub mod records;
 pub mod stats;
+pub mod topology;

@@ -1,0 +1,160 @@
+//! The command line, as clap derives it.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  every gating claim holds (or the command succeeded)
+  1  a claim failed
+  2  invalid input or usage
+  3  the run could not complete
+  4  the environment refused (e.g. pinning impossible, cross-host comparison)
+
+The language reference: locklab help language";
+
+#[derive(Debug, Parser)]
+#[command(name = "locklab", version, about = "Run lock fairness and throughput experiments natively or in simulation, and check their claims", after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Parse and validate experiment files; report every error.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Override a sweep axis: --set threads=1,2,4
+        #[arg(long = "set", value_name = "AXIS=VALUES")]
+        set: Vec<String>,
+    },
+    /// Show the expanded points, their count and the estimated run time.
+    Plan {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
+        format: PlanFormat,
+        #[arg(long = "set", value_name = "AXIS=VALUES")]
+        set: Vec<String>,
+        /// Use the `--quick` durations for the estimate.
+        #[arg(long)]
+        quick: bool,
+        /// Write a Slurm job-array script that runs the sweep in N shards and merges them.
+        #[arg(long, value_name = "slurm")]
+        emit: Option<Emit>,
+        /// Number of shards for --emit slurm.
+        #[arg(long, default_value_t = 8)]
+        shards: u32,
+        /// Results directory the emitted script writes to.
+        #[arg(long, default_value = "results")]
+        out: PathBuf,
+    },
+    /// Run an experiment, write the results directory, check the claims, render the report.
+    Run(RunArgs),
+    /// Rebuild the report and plots of a results directory.
+    Report { dir: PathBuf },
+    /// Compare two results directories point by point.
+    Compare {
+        a: PathBuf,
+        /// Second directory (omit with --sim-vs-native).
+        b: Option<PathBuf>,
+        /// Compare results from different hosts anyway.
+        #[arg(long)]
+        allow_cross_host: bool,
+        /// Compare the simulated and native modes of one run.
+        #[arg(long)]
+        sim_vs_native: bool,
+        /// Also write a small report (Markdown + HTML) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Re-run from a results directory's manifest and compare with the stored results.
+    Reproduce {
+        dir: PathBuf,
+        /// Where the new run goes (default: DIR/reproduce-<run id>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Merge shard results directories of one sweep into one.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Print the host topology as experiment-language text.
+    Topo {
+        /// Measure cache-line transfer latencies between CPUs (CAS ping-pong).
+        #[arg(long)]
+        measure: bool,
+    },
+    /// Benchmarks: lock costs, simulator speed, analysis pipeline.
+    Bench {
+        #[arg(value_enum)]
+        what: BenchWhat,
+        /// Rows for the analysis benchmark.
+        #[arg(long, default_value_t = 10_000_000)]
+        rows: usize,
+        /// Iterations for the native benchmark.
+        #[arg(long, default_value_t = 20_000_000)]
+        iters: u64,
+    },
+    /// Show the language reference (`locklab help language` does the same).
+    Language,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    pub file: PathBuf,
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// Results directory (default: results/<experiment>/<run id>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Override a sweep axis: --set threads=1,2,4
+    #[arg(long = "set", value_name = "AXIS=VALUES")]
+    pub set: Vec<String>,
+    /// Short durations and few repetitions, for a first look in seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Parallel simulation jobs (default: all cores). Never changes the results.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Run only shard I of N (deterministic split of the points), e.g. 2/8.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Complete an interrupted run in this results directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
+    /// Skip rendering plots and the report (claims are still checked).
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Sim,
+    Native,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    Slurm,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchWhat {
+    Native,
+    Sim,
+    Analysis,
+}

@@ -1,0 +1,137 @@
+//! `locklab plan FILE`: the expanded points, the count and the estimated run time;
+//! `--emit slurm` writes a job-array script that runs the sweep in shards.
+
+use super::{estimate_secs, timing, Timing};
+use crate::cli::{Emit, PlanFormat};
+use crate::exit::{self, Result, WithCode};
+use crate::util::human_secs;
+use locklab_dsl::plan::{Mode, Plan};
+use std::fmt::Write as _;
+use std::path::Path;
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(file: &Path, format: PlanFormat, set: &[String], quick: bool, emit: Option<Emit>, shards: u32, out: &Path) -> Result<i32> {
+    let overrides = super::parse_overrides(set)?;
+    let plan = super::load_experiment(file, &overrides)?;
+    let t = timing(&plan, quick);
+    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if let Some(Emit::Slurm) = emit {
+        if shards == 0 {
+            return Err(crate::exit::Failure::new(exit::INVALID_INPUT, anyhow::anyhow!("--shards must be at least 1")));
+        }
+        print!("{}", slurm_script(file, &plan, set, quick, shards, out));
+        return Ok(exit::OK);
+    }
+    match format {
+        PlanFormat::Json => {
+            let estimates: serde_json::Map<String, serde_json::Value> = plan
+                .run
+                .modes
+                .iter()
+                .map(|&m| (m.as_str().to_string(), serde_json::json!(estimate_secs(&plan, t, m, jobs))))
+                .collect();
+            let doc = serde_json::json!({
+                "experiment": plan.experiment,
+                "point_count": plan.points.len(),
+                "duration_ns": t.duration_ns,
+                "warmup_ns": t.warmup_ns,
+                "repetitions": t.repetitions,
+                "estimated_seconds": estimates,
+                "plan": plan,
+            });
+            println!("{}", serde_json::to_string_pretty(&doc).code(exit::RUN_FAILED)?);
+        }
+        PlanFormat::Table => print!("{}", table(&plan, t, jobs)),
+    }
+    Ok(exit::OK)
+}
+
+fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "experiment {}: {} points × {} repetitions", plan.experiment, plan.points.len(), t.repetitions);
+    let _ = writeln!(
+        s,
+        "each repetition: {} warm-up + {} measured",
+        locklab_dsl::plan::crate_units::duration_label(t.warmup_ns),
+        locklab_dsl::plan::crate_units::duration_label(t.duration_ns)
+    );
+    for &m in &plan.run.modes {
+        let note = match m {
+            Mode::Sim => format!(" ({jobs} jobs)"),
+            Mode::Native => String::new(),
+        };
+        let _ = writeln!(s, "estimated {}: {}{note}", m.as_str(), human_secs(estimate_secs(plan, t, m, jobs)));
+    }
+    let _ = writeln!(s, "{} claims, {} plots\n", plan.claims.len(), plan.plots.len());
+    let axes: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
+    let mut rows: Vec<Vec<String>> = vec![{
+        let mut h = vec!["#".to_string()];
+        h.extend(axes.iter().map(|a| a.to_string()));
+        h.extend(["threads", "lock", "workload", "seed"].map(String::from));
+        h
+    }];
+    for p in &plan.points {
+        let mut r = vec![p.index.to_string()];
+        r.extend(axes.iter().map(|a| p.axes.get(*a).map(|v| v.label()).unwrap_or_default()));
+        r.push(p.threads.to_string());
+        r.push(p.lock.name.clone());
+        r.push(p.workload.kind_name().to_string());
+        r.push(format!("{:016x}", p.seed));
+        rows.push(r);
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let _ = writeln!(s, "{}", line.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(s, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+        }
+    }
+    s
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// A Slurm job array: task i runs shard i/n into its own directory; a dependent job
+/// merges the shards. Sharding is deterministic, so re-submitting a failed task
+/// recomputes exactly its points.
+fn slurm_script(file: &Path, plan: &Plan, set: &[String], quick: bool, shards: u32, out: &Path) -> String {
+    let mut extra = String::new();
+    for s in set {
+        extra.push_str(&format!(" --set {}", shell_quote(s)));
+    }
+    if quick {
+        extra.push_str(" --quick");
+    }
+    let file = shell_quote(&file.to_string_lossy());
+    let base = shell_quote(&format!("{}/{}", out.to_string_lossy(), plan.experiment));
+    format!(
+        r#"#!/bin/bash
+# Slurm job array for experiment {name}: {points} points in {shards} shards.
+# Submit with:  sbatch this-script.sh
+# Each task runs one deterministic shard; the last step merges them:
+#   locklab merge {base}/shard-* --out {base}/merged
+#SBATCH --job-name=locklab-{name}
+#SBATCH --array=1-{shards}
+#SBATCH --exclusive
+#SBATCH --output={base}/slurm-%A_%a.out
+set -euo pipefail
+mkdir -p {base}
+locklab run {file}{extra} --shard "$SLURM_ARRAY_TASK_ID/{shards}" --out "{base}/shard-$SLURM_ARRAY_TASK_ID" || test $? -eq 1
+if [ "$SLURM_ARRAY_TASK_ID" -eq {shards} ]; then
+  # The merge runs as its own job once every task of this array has finished.
+  sbatch --dependency=afterok:"$SLURM_ARRAY_JOB_ID" --job-name=locklab-{name}-merge \
+    --wrap "locklab merge {base}/shard-* --out {base}/merged"
+fi
+"#,
+        name = plan.experiment,
+        points = plan.points.len(),
+    )
+}

@@ -251,6 +251,11 @@ pub struct Point {
     pub lock: LockSpec,
     pub workload: Workload,
     pub placement: Placement,
+    /// The modes this point runs in, a subset of `RunSpec::modes` (a `run` block may
+    /// narrow the sweep for one mode, e.g. native runs only up to 2 threads). Empty
+    /// means every mode of the run (plans written before this field existed).
+    #[serde(default)]
+    pub modes: Vec<Mode>,
 }
 
 // ---------------------------------------------------------------------------

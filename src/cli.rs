@@ -108,7 +108,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    pub file: PathBuf,
+    /// The experiment file (default: the quick-start experiment built into locklab).
+    pub file: Option<PathBuf>,
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
     /// Results directory (default: results/<experiment>/<run id>).

@@ -28,12 +28,21 @@ pub fn parse_overrides(set: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// The quick-start experiment, built in so that `locklab run` works anywhere.
+pub const EMBEDDED_QUICKSTART: (&str, &str) =
+    ("<built-in>/quickstart.lab", include_str!("../../experiments/quickstart.lab"));
+
 /// Load and check an experiment; diagnostics go to stderr. `Ok(None)` for a library
 /// file (no experiment block).
 pub fn load_plan(file: &Path, overrides: &[(String, String)]) -> Result<Option<Plan>> {
     let path = file.to_string_lossy().to_string();
-    let checked =
-        locklab_dsl::load(&path, &FsLoader, &LoadOptions { overrides: overrides.to_vec(), ..Default::default() });
+    let opts = LoadOptions { overrides: overrides.to_vec(), ..Default::default() };
+    let checked = if path == EMBEDDED_QUICKSTART.0 {
+        let files = [(EMBEDDED_QUICKSTART.0.to_string(), EMBEDDED_QUICKSTART.1.to_string())].into_iter().collect();
+        locklab_dsl::load(&path, &locklab_dsl::MemLoader(files), &opts)
+    } else {
+        locklab_dsl::load(&path, &FsLoader, &opts)
+    };
     if !checked.diagnostics.is_empty() {
         eprint!("{}", locklab_dsl::render(&checked.diagnostics, &checked.sources, crate::util::stderr_is_terminal()));
     }

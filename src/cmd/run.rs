@@ -34,7 +34,8 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
         }
         None => {
             let overrides = super::parse_overrides(&args.set)?;
-            let mut plan = super::load_experiment(&args.file, &overrides)?;
+            let file = args.file.clone().unwrap_or_else(|| PathBuf::from(super::EMBEDDED_QUICKSTART.0));
+            let mut plan = super::load_experiment(&file, &overrides)?;
             apply_timing(&mut plan, timing(&plan, args.quick));
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
@@ -142,6 +143,11 @@ pub fn jobs_for(plan: &Plan, modes: &[Mode], shard: Option<(u32, u32)>) -> Vec<J
     let mut out = Vec::new();
     for &mode in modes {
         for p in &plan.points {
+            // A point may run in fewer modes than the file (e.g. natively only up to
+            // the host's core count).
+            if !p.modes.is_empty() && !p.modes.contains(&mode) {
+                continue;
+            }
             if let Some((i, n)) = shard {
                 if (p.index as u32 % n) + 1 != i {
                     continue;

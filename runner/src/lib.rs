@@ -8,5 +8,6 @@
 pub mod env;
 pub mod manifest;
 pub mod records;
+pub mod sim;
 pub mod stats;
 pub mod topology;

@@ -1,0 +1,1 @@
+//! Simulator speed measurement.

@@ -1,0 +1,557 @@
+//! The event loop: simulated threads are futures, memory operations are events.
+//!
+//! A simulated thread is a boxed future (the shared lock and workload code, generic
+//! over [`Env`]) driven by this executor: no OS threads, no real time. A memory
+//! operation calls into the [`Core`] while the future is being polled; the coherence
+//! model prices it at the current virtual time. If it completes at once (a cache hit)
+//! the future continues without yielding; otherwise the core schedules a resume event
+//! at the completion time, stores the result in the thread's slot, and the future
+//! returns `Pending`. `wait_until` parks the thread on the line's watch list; a write
+//! to the line schedules a wake-up read for each watcher, queued like any request.
+//!
+//! Determinism: one binary heap ordered by (time, sequence number), the sequence
+//! number breaking ties in the order events were scheduled. Nothing depends on
+//! hashing, addresses, or wall-clock time. The hot path allocates nothing.
+
+use super::coherence::{Fabric, Kind, Memory, NONE};
+use super::rng::SplitMix64;
+use crate::env::{Addr, Env, Word};
+use crate::topology::{CpuMap, ThreadSlot};
+use locklab_dsl::plan::Costs;
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Waker};
+
+/// Knobs of the model that the experiment language does not (yet) expose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Virtual cost of one `Env::pause` (x86 `pause` is 10–140 cycles depending on
+    /// the generation; 20 ns is a middle value at ~2.5 GHz).
+    pub pause_ns: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { pause_ns: 20 }
+    }
+}
+
+/// A memory operation or delay requested by a simulated thread.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op {
+    Load(Addr),
+    Store(Addr, Word),
+    Swap(Addr, Word),
+    Cas(Addr, Word, Word),
+    FetchAdd(Addr, Word),
+    FetchOr(Addr, Word),
+    FetchAnd(Addr, Word),
+    /// Park until the line is written, unless the word no longer holds the value
+    /// seen; either way, complete with a fresh read of the word.
+    Watch(Addr, Word),
+    Delay(u64),
+}
+
+/// What a thread's next event does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Poll the future (its pending operation has completed).
+    Resume,
+    /// The line it watches was written: issue the re-read, then resume.
+    WakeRead,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    result: Word,
+    ok: bool,
+    next: Next,
+    watch: Addr,
+}
+
+/// Counters for the speed benchmark and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub events: u64,
+    pub polls: u64,
+    pub ops: u64,
+    pub misses: u64,
+}
+
+/// The mutable state of a simulated point: clock, event heap, memory, thread slots.
+pub(crate) struct Core {
+    now: u64,
+    seq: u64,
+    /// `(time << 64) | (seq << 16) | thread`, min-first.
+    heap: BinaryHeap<Reverse<u128>>,
+    pub(crate) mem: Memory,
+    slots: Vec<Slot>,
+    pause_ns: u64,
+    pub(crate) counters: Counters,
+}
+
+const TID_BITS: u32 = 16;
+
+impl Core {
+    #[inline]
+    fn schedule(&mut self, time: u64, tid: u32, next: Next) {
+        self.slots[tid as usize].next = next;
+        let key = ((time as u128) << 64) | ((self.seq as u128) << TID_BITS) | tid as u128;
+        self.seq += 1;
+        self.heap.push(Reverse(key));
+    }
+
+    /// Wake every watcher of `line` at `time`.
+    #[inline]
+    fn wake_watchers(&mut self, line: u32, time: u64) {
+        let l = &mut self.mem.lines[line as usize];
+        let mut t = l.watch_head;
+        l.watch_head = NONE;
+        l.watch_tail = NONE;
+        while t != NONE {
+            let next = self.mem.next[t as usize];
+            self.mem.next[t as usize] = NONE;
+            self.schedule(time, t, Next::WakeRead);
+            t = next;
+        }
+    }
+
+    /// Issue `op` for thread `tid` at the current time. `Some(result)` if it completed
+    /// at once; `None` if a resume event was scheduled (result in the slot).
+    #[inline]
+    fn issue(&mut self, tid: u32, op: Op) -> Option<(Word, bool)> {
+        self.counters.ops += 1;
+        let now = self.now;
+        let (addr, kind) = match op {
+            Op::Delay(ns) => {
+                if ns == 0 {
+                    return Some((0, true));
+                }
+                self.schedule(now + ns, tid, Next::Resume);
+                return None;
+            }
+            Op::Load(a) => (a, Kind::Load),
+            Op::Watch(a, seen) => {
+                let l = &mut self.mem.lines[a.line as usize];
+                if l.words[a.word as usize] != seen {
+                    (a, Kind::Load)
+                } else {
+                    // Park at the tail of the line's watch list.
+                    if l.watch_tail == NONE {
+                        l.watch_head = tid;
+                    } else {
+                        self.mem.next[l.watch_tail as usize] = tid;
+                    }
+                    l.watch_tail = tid;
+                    self.slots[tid as usize].watch = a;
+                    return None;
+                }
+            }
+            Op::Store(a, _) => (a, Kind::Store),
+            _ => {
+                let a = match op {
+                    Op::Swap(a, _)
+                    | Op::Cas(a, _, _)
+                    | Op::FetchAdd(a, _)
+                    | Op::FetchOr(a, _)
+                    | Op::FetchAnd(a, _) => a,
+                    _ => unreachable!(),
+                };
+                (a, Kind::Rmw)
+            }
+        };
+        // A failed CAS still takes the line exclusively (x86 `lock cmpxchg` always
+        // does), so it is priced like any RMW; it just writes nothing.
+        let t = self.mem.access(tid, addr.line, kind, now);
+        if t.miss {
+            self.counters.misses += 1;
+        }
+        let w = &mut self.mem.lines[addr.line as usize].words[addr.word as usize];
+        let old = *w;
+        let (result, ok, wrote) = match op {
+            Op::Load(_) | Op::Watch(..) => (old, true, false),
+            Op::Store(_, v) => {
+                *w = v;
+                (0, true, true)
+            }
+            Op::Swap(_, v) => {
+                *w = v;
+                (old, true, true)
+            }
+            Op::Cas(_, expect, new) => {
+                if old == expect {
+                    *w = new;
+                    (old, true, true)
+                } else {
+                    (old, false, false)
+                }
+            }
+            Op::FetchAdd(_, v) => {
+                *w = old.wrapping_add(v);
+                (old, true, true)
+            }
+            Op::FetchOr(_, v) => {
+                *w = old | v;
+                (old, true, true)
+            }
+            Op::FetchAnd(_, v) => {
+                *w = old & v;
+                (old, true, true)
+            }
+            Op::Delay(_) => unreachable!(),
+        };
+        if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
+            self.wake_watchers(addr.line, t.visible);
+        }
+        if t.done == now {
+            Some((result, ok))
+        } else {
+            let s = &mut self.slots[tid as usize];
+            s.result = result;
+            s.ok = ok;
+            self.schedule(t.done, tid, Next::Resume);
+            None
+        }
+    }
+}
+
+/// Per-lock instrumentation (free in the simulator).
+#[derive(Debug, Default)]
+struct Instr {
+    /// (grants so far, node of the last holder or NONE).
+    locks: RefCell<Vec<(u64, u32)>>,
+}
+
+/// The shared state of one simulated point. Create the environments with
+/// [`Machine::env`], build one future per thread over them, then [`Machine::run`].
+pub struct Machine {
+    core: RefCell<Core>,
+    instr: Instr,
+    nodes: Vec<u32>,
+    seeds: Vec<u64>,
+}
+
+/// How a simulation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Virtual time reached (the stop time, or when the last event ran).
+    pub end_ns: u64,
+    /// Threads whose futures completed.
+    pub finished: usize,
+    /// True if every unfinished thread was parked with nothing left to happen.
+    pub deadlocked: bool,
+    pub counters: Counters,
+}
+
+impl Machine {
+    /// `seeds[i]` seeds thread i's random numbers.
+    pub fn new(
+        map: &CpuMap,
+        costs: &Costs,
+        slots: &[ThreadSlot],
+        nlines: u32,
+        seeds: Vec<u64>,
+        config: &SimConfig,
+    ) -> Machine {
+        assert_eq!(seeds.len(), slots.len());
+        let fabric = Fabric::new(map, costs, slots);
+        let n = slots.len();
+        Machine {
+            core: RefCell::new(Core {
+                now: 0,
+                seq: 0,
+                heap: BinaryHeap::with_capacity(2 * n + 16),
+                mem: Memory::new(nlines, fabric),
+                slots: vec![
+                    Slot {
+                        result: 0,
+                        ok: true,
+                        next: Next::Resume,
+                        watch: Addr::new(0, 0),
+                    };
+                    n
+                ],
+                pause_ns: config.pause_ns,
+                counters: Counters::default(),
+            }),
+            instr: Instr::default(),
+            nodes: slots.iter().map(|s| s.node).collect(),
+            seeds,
+        }
+    }
+
+    pub fn threads(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The environment of thread `tid`.
+    pub fn env(&self, tid: usize) -> SimEnv<'_> {
+        SimEnv {
+            m: self,
+            tid: tid as u32,
+            node: self.nodes[tid],
+            rng: Cell::new(SplitMix64::new(self.seeds[tid])),
+        }
+    }
+
+    /// Read a word directly (tests, summaries); free.
+    pub fn peek(&self, a: Addr) -> Word {
+        self.core.borrow().mem.lines[a.line as usize].words[a.word as usize]
+    }
+
+    /// Set a word before the run starts (initial values); free and invisible to the
+    /// coherence model.
+    pub fn poke(&self, a: Addr, v: Word) {
+        self.core.borrow_mut().mem.lines[a.line as usize].words[a.word as usize] = v;
+    }
+
+    /// Drive `threads` (thread i = future i) until `stop_ns` or until none can run.
+    /// Every thread starts at time 0, in index order.
+    pub fn run(
+        &self,
+        threads: &mut [Pin<Box<dyn Future<Output = ()> + '_>>],
+        stop_ns: u64,
+    ) -> Outcome {
+        assert_eq!(threads.len(), self.threads());
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut finished = vec![false; threads.len()];
+        let mut nfinished = 0;
+        {
+            let mut c = self.core.borrow_mut();
+            for t in 0..threads.len() {
+                c.schedule(0, t as u32, Next::Resume);
+            }
+        }
+        let mut last = 0;
+        loop {
+            let tid = {
+                let mut c = self.core.borrow_mut();
+                let Some(Reverse(key)) = c.heap.pop() else {
+                    break;
+                };
+                let time = (key >> 64) as u64;
+                if time >= stop_ns {
+                    c.now = stop_ns;
+                    last = stop_ns;
+                    break;
+                }
+                c.now = time;
+                last = time;
+                c.counters.events += 1;
+                let tid = (key as u32) & ((1 << TID_BITS) - 1);
+                if c.slots[tid as usize].next == Next::WakeRead {
+                    let a = c.slots[tid as usize].watch;
+                    match c.issue(tid, Op::Load(a)) {
+                        Some((v, _)) => {
+                            let s = &mut c.slots[tid as usize];
+                            s.result = v;
+                            s.ok = true;
+                        }
+                        None => continue,
+                    }
+                }
+                c.counters.polls += 1;
+                tid as usize
+            };
+            if finished[tid] {
+                continue;
+            }
+            if threads[tid].as_mut().poll(&mut cx).is_ready() {
+                finished[tid] = true;
+                nfinished += 1;
+            }
+        }
+        let c = self.core.borrow();
+        Outcome {
+            end_ns: last,
+            finished: nfinished,
+            deadlocked: last < stop_ns && nfinished < threads.len(),
+            counters: c.counters,
+        }
+    }
+
+    #[inline]
+    fn issue(&self, tid: u32, op: Op) -> Option<(Word, bool)> {
+        self.core.borrow_mut().issue(tid, op)
+    }
+
+    #[inline]
+    fn result(&self, tid: u32) -> (Word, bool) {
+        let c = self.core.borrow();
+        let s = &c.slots[tid as usize];
+        (s.result, s.ok)
+    }
+}
+
+/// A simulated thread's view of the machine.
+pub struct SimEnv<'m> {
+    m: &'m Machine,
+    tid: u32,
+    node: u32,
+    rng: Cell<SplitMix64>,
+}
+
+/// Converts a raw (value, success) result into an operation's output.
+pub(crate) trait FromRaw {
+    fn from_raw(v: Word, ok: bool) -> Self;
+}
+impl FromRaw for Word {
+    #[inline]
+    fn from_raw(v: Word, _: bool) -> Self {
+        v
+    }
+}
+impl FromRaw for () {
+    #[inline]
+    fn from_raw(_: Word, _: bool) -> Self {}
+}
+impl FromRaw for Result<Word, Word> {
+    #[inline]
+    fn from_raw(v: Word, ok: bool) -> Self {
+        if ok {
+            Ok(v)
+        } else {
+            Err(v)
+        }
+    }
+}
+
+/// The future of one operation: issues on first poll, reads the slot on the second
+/// (which only happens after the core's resume event for this thread).
+pub struct OpFuture<'e, T> {
+    m: &'e Machine,
+    tid: u32,
+    op: Op,
+    issued: bool,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: FromRaw> Future for OpFuture<'_, T> {
+    type Output = T;
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
+        if self.issued {
+            let (v, ok) = self.m.result(self.tid);
+            return Poll::Ready(T::from_raw(v, ok));
+        }
+        match self.m.issue(self.tid, self.op) {
+            Some((v, ok)) => Poll::Ready(T::from_raw(v, ok)),
+            None => {
+                self.issued = true;
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl<'m> SimEnv<'m> {
+    #[inline]
+    fn op<T: FromRaw>(&self, op: Op) -> OpFuture<'m, T> {
+        OpFuture {
+            m: self.m,
+            tid: self.tid,
+            op,
+            issued: false,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl Env for SimEnv<'_> {
+    #[inline]
+    fn tid(&self) -> usize {
+        self.tid as usize
+    }
+    #[inline]
+    fn nthreads(&self) -> usize {
+        self.m.threads()
+    }
+    #[inline]
+    fn node(&self) -> u32 {
+        self.node
+    }
+    #[inline]
+    fn now(&self) -> u64 {
+        self.m.core.borrow().now
+    }
+    #[inline]
+    fn random(&self) -> u64 {
+        let mut r = self.rng.get();
+        let v = r.next_u64();
+        self.rng.set(r);
+        v
+    }
+    #[inline]
+    fn load(&self, a: Addr, _o: Ordering) -> impl Future<Output = Word> {
+        self.op(Op::Load(a))
+    }
+    #[inline]
+    fn store(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = ()> {
+        self.op(Op::Store(a, v))
+    }
+    #[inline]
+    fn swap(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = Word> {
+        self.op(Op::Swap(a, v))
+    }
+    #[inline]
+    fn cas(
+        &self,
+        a: Addr,
+        old: Word,
+        new: Word,
+        _o: Ordering,
+    ) -> impl Future<Output = Result<Word, Word>> {
+        self.op(Op::Cas(a, old, new))
+    }
+    #[inline]
+    fn fetch_add(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = Word> {
+        self.op(Op::FetchAdd(a, v))
+    }
+    #[inline]
+    fn fetch_or(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = Word> {
+        self.op(Op::FetchOr(a, v))
+    }
+    #[inline]
+    fn fetch_and(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = Word> {
+        self.op(Op::FetchAnd(a, v))
+    }
+    async fn wait_until<P: Fn(Word) -> bool>(&self, a: Addr, _o: Ordering, pred: P) -> Word {
+        let mut v: Word = self.op(Op::Load(a)).await;
+        while !pred(v) {
+            v = self.op(Op::Watch(a, v)).await;
+        }
+        v
+    }
+    #[inline]
+    fn work(&self, ns: u64) -> impl Future<Output = ()> {
+        self.op(Op::Delay(ns))
+    }
+    #[inline]
+    fn pause(&self) -> impl Future<Output = ()> {
+        let ns = self.m.core.borrow().pause_ns;
+        self.op(Op::Delay(ns))
+    }
+    fn grants(&self, lock: usize) -> u64 {
+        self.m
+            .instr
+            .locks
+            .borrow()
+            .get(lock)
+            .map(|l| l.0)
+            .unwrap_or(0)
+    }
+    fn note_grant(&self, lock: usize) -> (u64, Option<u32>) {
+        let mut locks = self.m.instr.locks.borrow_mut();
+        if locks.len() <= lock {
+            locks.resize(lock + 1, (0, NONE));
+        }
+        let (n, prev) = locks[lock];
+        locks[lock] = (n + 1, self.node);
+        (n, (prev != NONE).then_some(prev))
+    }
+}

@@ -1,0 +1,241 @@
+//! The discrete-event simulator: a deterministic machine model with cache-line
+//! coherence costs.
+//!
+//! Lock algorithms and workloads are the shared `async` code over [`crate::env::Env`];
+//! here each simulated thread is one of those futures, driven by [`engine::Machine`]
+//! (no OS threads, no real time). Every memory operation is priced by the per-line
+//! coherence model of [`coherence`]: owner, sharers, busy-until, watchers. The
+//! scheduler seed's wake-up placement workload is a separate CFS-like model
+//! ([`sched`]).
+//!
+//! Entry points: [`run_point`] runs one point × repetition and returns its
+//! [`RunRecord`]; [`run_points`] runs many in parallel (rayon, one point per task,
+//! never inside a point) and returns them in input order.
+//!
+//! ```
+//! use locklab_runner::sim::rng::mix;
+//! // A repetition's seed: the same for a given point seed and rep, on any machine.
+//! assert_eq!(mix(42, 0), mix(42, 0));
+//! ```
+//!
+//! Architecture Invariant: the simulator is deterministic. Same plan, point, rep and
+//! durations ⇒ byte-identical records, whatever `--jobs` is: the only order is the
+//! event heap's (time, sequence), seeds come from the point seed, and nothing reads
+//! a clock, a hash map's order or an address.
+//!
+//! `Topology::Host` has no fixed model: [`run_point`] simulates the host as one
+//! socket with `available_parallelism()` cores, one NUMA node, no SMT, and the costs
+//! the file gives (or [`HOST_DEFAULT_COSTS`]). Callers that have detected the host's
+//! real CPU table pass it to [`run_point_on`] instead.
+
+pub mod bench;
+pub(crate) mod coherence;
+pub mod engine;
+mod lockrun;
+pub mod rng;
+pub mod sched;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+
+pub use coherence::MAX_THREADS;
+pub use engine::{Machine, Outcome, SimConfig, SimEnv};
+
+use crate::records::RunRecord;
+use crate::stats::{self, RunContext};
+use crate::topology::{place, CpuMap};
+use locklab_dsl::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
+use std::collections::BTreeMap;
+
+/// Costs assumed for a simulated host when the file gives none (a current
+/// single-socket x86: 10 ns SMT sibling, 40 ns within the socket, 5 ns atomic).
+pub const HOST_DEFAULT_COSTS: Costs = Costs {
+    smt_ns: 10,
+    llc_ns: 40,
+    socket_ns: 40,
+    remote_ns: 120,
+    matrix_ns: None,
+    atomic_ns: 5,
+};
+
+/// The CPU table and costs the simulator uses for a topology.
+pub fn model_of(topology: &Topology) -> (CpuMap, Costs, Option<MachineSpec>) {
+    match topology {
+        Topology::Machine(m) => (CpuMap::from_machine(m), m.costs.clone(), Some(m.clone())),
+        Topology::Host { costs } => {
+            let cores = std::thread::available_parallelism()
+                .map(|n| n.get() as u32)
+                .unwrap_or(1);
+            let costs = costs.clone().unwrap_or(HOST_DEFAULT_COSTS);
+            let m = MachineSpec {
+                name: "host".into(),
+                sockets: 1,
+                cores_per_socket: cores,
+                smt: 1,
+                nodes_per_socket: 1,
+                llcs_per_socket: 1,
+                costs: costs.clone(),
+                l2_bytes: None,
+                llc_bytes: None,
+                freq_hz: None,
+            };
+            (CpuMap::from_machine(&m), costs, Some(m))
+        }
+    }
+}
+
+/// The seed of repetition `rep` of a point.
+pub fn rep_seed(point_seed: u64, rep: u32) -> u64 {
+    rng::mix(point_seed, rep as u64)
+}
+
+/// Run one point × repetition: `warmup_ns` of virtual time discarded, then
+/// `duration_ns` measured.
+pub fn run_point(
+    plan: &Plan,
+    point: &Point,
+    rep: u32,
+    duration_ns: u64,
+    warmup_ns: u64,
+) -> RunRecord {
+    let (map, costs, spec) = model_of(&plan.topology);
+    run_point_on(
+        point,
+        rep,
+        duration_ns,
+        warmup_ns,
+        &map,
+        &costs,
+        spec.as_ref(),
+    )
+}
+
+/// [`run_point`] on an explicit CPU table and costs (e.g. the detected host).
+/// `spec` supplies cache sizes and the frequency for the scheduler model.
+pub fn run_point_on(
+    point: &Point,
+    rep: u32,
+    duration_ns: u64,
+    warmup_ns: u64,
+    map: &CpuMap,
+    costs: &Costs,
+    spec: Option<&MachineSpec>,
+) -> RunRecord {
+    let seed = rep_seed(point.seed, rep);
+    let ctx = context(point, rep, seed, spec);
+    if let Workload::Wakeup(w) = &point.workload {
+        return sched::run(&ctx, w, point, map, spec, duration_ns, warmup_ns, seed);
+    }
+    let slots = match place(&point.placement, map, point.threads) {
+        Ok(s) => s,
+        Err(reason) => return stats::skipped(&ctx, point.threads, reason),
+    };
+    if slots.len() > MAX_THREADS {
+        return stats::skipped(
+            &ctx,
+            point.threads,
+            format!("the simulator handles at most {MAX_THREADS} threads"),
+        );
+    }
+    lockrun::run(ctx, point, map, costs, &slots, duration_ns, warmup_ns, seed)
+}
+
+/// Run `jobs` (point index, rep) on a local pool of `threads` workers; results come
+/// back in the order of `jobs`, and `on_done` sees each as it finishes.
+pub fn run_points(
+    plan: &Plan,
+    jobs: &[(usize, u32)],
+    duration_ns: u64,
+    warmup_ns: u64,
+    threads: usize,
+    on_done: &(dyn Fn(&RunRecord) + Sync),
+) -> Vec<RunRecord> {
+    use rayon::prelude::*;
+    let (map, costs, spec) = model_of(&plan.topology);
+    let one = |&(i, rep): &(usize, u32)| {
+        let r = run_point_on(
+            &plan.points[i],
+            rep,
+            duration_ns,
+            warmup_ns,
+            &map,
+            &costs,
+            spec.as_ref(),
+        );
+        on_done(&r);
+        r
+    };
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| jobs.par_iter().map(one).collect()),
+        // No pool (resource limits): the same results, one at a time.
+        Err(_) => jobs.iter().map(one).collect(),
+    }
+}
+
+fn context(point: &Point, rep: u32, seed: u64, spec: Option<&MachineSpec>) -> RunContext {
+    let (crit, out) = match &point.workload {
+        Workload::SingleLock {
+            critical, outside, ..
+        } => (critical.mean_ns(), outside.mean_ns()),
+        Workload::DoubleLock {
+            pair_hold,
+            interval,
+            ..
+        } => (pair_hold.mean_ns(), interval.mean_ns()),
+        Workload::Bulk {
+            per_item, think, ..
+        } => (per_item.mean_ns(), think.mean_ns()),
+        Workload::Wakeup(w) => (w.burst.mean_ns(), w.sleep.mean_ns()),
+    };
+    let virtual_nodes = point.placement.virtual_nodes.is_some();
+    RunContext {
+        point: point.index as u32,
+        point_id: point.id.clone(),
+        mode: Mode::Sim,
+        rep,
+        seed,
+        lock: point.lock.name.clone(),
+        lock_algo: point.lock.algo.kind_name().to_string(),
+        workload: point.workload.kind_name().to_string(),
+        ops: None,
+        critical_nominal_ns: crit,
+        critical_achieved_ns: crit,
+        outside_nominal_ns: out,
+        outside_achieved_ns: out,
+        noise: "sim".into(),
+        node_distance: match spec {
+            Some(m) if !virtual_nodes => node_distance_fn(m.nodes_per_socket),
+            _ => stats::default_node_distance,
+        },
+        extra: BTreeMap::new(),
+    }
+}
+
+/// Nodes are numbered socket-major (`CpuMap::from_machine`), `k` per socket.
+fn node_distance_per<const K: u32>(a: u32, b: u32) -> &'static str {
+    if a == b {
+        "local"
+    } else if a / K == b / K {
+        "socket"
+    } else {
+        "remote"
+    }
+}
+
+/// A label function for the hand-off table (`RunContext::node_distance` is a plain
+/// `fn`, so one instance per common nodes-per-socket count).
+fn node_distance_fn(nodes_per_socket: u32) -> fn(u32, u32) -> &'static str {
+    match nodes_per_socket {
+        0 | 1 => node_distance_per::<1>,
+        2 => node_distance_per::<2>,
+        3 => node_distance_per::<3>,
+        4 => node_distance_per::<4>,
+        6 => node_distance_per::<6>,
+        8 => node_distance_per::<8>,
+        _ => stats::default_node_distance,
+    }
+}

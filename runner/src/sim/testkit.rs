@@ -1,0 +1,264 @@
+//! Small private locks and a single-lock loop over `Env`, to check the engine against
+//! hand-computed costs independently of the shared lock code.
+
+use super::engine::{Machine, SimConfig};
+use super::rng::mix;
+use crate::env::{Addr, Env, LineAlloc};
+use crate::stats::{ThreadStats, Window};
+use crate::topology::{place, CpuMap, ThreadSlot};
+use locklab_dsl::plan::{Costs, Machine as Spec, Placement, PlacementKind};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+pub fn spec(
+    sockets: u32,
+    cores: u32,
+    smt: u32,
+    smt_ns: u64,
+    socket_ns: u64,
+    remote_ns: u64,
+) -> Spec {
+    Spec {
+        name: "test".into(),
+        sockets,
+        cores_per_socket: cores,
+        smt,
+        nodes_per_socket: 1,
+        llcs_per_socket: 1,
+        costs: Costs {
+            smt_ns,
+            llc_ns: socket_ns,
+            socket_ns,
+            remote_ns,
+            matrix_ns: None,
+            atomic_ns: 5,
+        },
+        l2_bytes: None,
+        llc_bytes: None,
+        freq_hz: None,
+    }
+}
+
+pub fn slots(m: &Spec, kind: PlacementKind, n: u32) -> (CpuMap, Vec<ThreadSlot>) {
+    let map = CpuMap::from_machine(m);
+    let p = Placement {
+        policy: kind,
+        virtual_nodes: None,
+    };
+    let s = place(&p, &map, n).unwrap();
+    (map, s)
+}
+
+pub fn machine(m: &Spec, slots_: &(CpuMap, Vec<ThreadSlot>), nlines: u32, seed: u64) -> Machine {
+    let seeds = (0..slots_.1.len()).map(|i| mix(seed, i as u64)).collect();
+    Machine::new(
+        &slots_.0,
+        &m.costs,
+        &slots_.1,
+        nlines,
+        seeds,
+        &SimConfig::default(),
+    )
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ttas,
+    Ticket,
+    Mcs,
+}
+
+/// A test lock: TTAS (swap, then spin reading), ticket (both counters on one line),
+/// or MCS (one node line per thread: word 0 locked, word 1 next).
+#[derive(Debug, Clone, Copy)]
+pub struct TestLock {
+    pub kind: Kind,
+    pub line: u32,
+    pub nodes: u32,
+}
+
+impl TestLock {
+    pub fn new(kind: Kind, alloc: &mut LineAlloc, threads: u32) -> TestLock {
+        let line = alloc.line();
+        let nodes = alloc.lines(threads);
+        TestLock { kind, line, nodes }
+    }
+
+    fn node(&self, t: usize) -> Addr {
+        Addr::new(self.nodes + t as u32, 0)
+    }
+
+    pub async fn acquire<E: Env>(&self, e: &E) {
+        let l = Addr::new(self.line, 0);
+        match self.kind {
+            Kind::Ttas => loop {
+                if e.swap(l, 1, Acquire).await == 0 {
+                    return;
+                }
+                e.wait_until(l, Relaxed, |v| v == 0).await;
+            },
+            Kind::Ticket => {
+                let t = e.fetch_add(l, 1, Relaxed).await;
+                e.wait_until(l.word(1), Acquire, |v| v == t).await;
+            }
+            Kind::Mcs => {
+                let me = self.node(e.tid());
+                e.store(me.word(1), 0, Relaxed).await;
+                e.store(me, 1, Relaxed).await;
+                let pred = e.swap(l, e.tid() as u64 + 1, Acquire).await;
+                if pred != 0 {
+                    e.store(
+                        self.node(pred as usize - 1).word(1),
+                        e.tid() as u64 + 1,
+                        Release,
+                    )
+                    .await;
+                    e.wait_until(me, Acquire, |v| v == 0).await;
+                }
+            }
+        }
+    }
+
+    /// `before_handoff` runs just before the store that passes the lock on.
+    pub async fn release<E: Env>(&self, e: &E, before_handoff: impl Fn(u64)) {
+        let l = Addr::new(self.line, 0);
+        match self.kind {
+            Kind::Ttas => {
+                before_handoff(e.now());
+                e.store(l, 0, Release).await;
+            }
+            Kind::Ticket => {
+                let s = e.load(l.word(1), Relaxed).await;
+                before_handoff(e.now());
+                e.store(l.word(1), s + 1, Release).await;
+            }
+            Kind::Mcs => {
+                let me = self.node(e.tid());
+                let mut next = e.load(me.word(1), Acquire).await;
+                if next == 0 {
+                    if e.cas(l, e.tid() as u64 + 1, 0, Release).await.is_ok() {
+                        return;
+                    }
+                    next = e.wait_until(me.word(1), Acquire, |v| v != 0).await;
+                }
+                before_handoff(e.now());
+                e.store(self.node(next as usize - 1), 0, Release).await;
+            }
+        }
+    }
+}
+
+/// Shared observations of a single-lock run.
+#[derive(Debug, Default)]
+pub struct Obs {
+    /// Time of the last hand-off store, and the sum / count of (grant − that time).
+    pub last_release: Cell<u64>,
+    pub handoff_sum: Cell<u64>,
+    pub handoffs: Cell<u64>,
+    pub inside: Cell<u32>,
+    pub violations: Cell<u32>,
+    pub order: std::cell::RefCell<Vec<u32>>,
+}
+
+/// One thread of a single hot lock: acquire, store to `lines` data lines, work
+/// `cs`, release, work `outside`; records into `stats` like the real workload.
+#[allow(clippy::too_many_arguments)]
+pub async fn single_loop<E: Env>(
+    e: &E,
+    lock: TestLock,
+    data: u32,
+    lines: u32,
+    cs: u64,
+    outside: u64,
+    end: u64,
+    stats: &mut ThreadStats,
+    obs: &Obs,
+) {
+    while e.now() < end {
+        let t0 = e.now();
+        let arrival = e.grants(0);
+        lock.acquire(e).await;
+        let g = e.now();
+        let (before, from) = e.note_grant(0);
+        if obs.inside.get() != 0 {
+            obs.violations.set(obs.violations.get() + 1);
+        }
+        obs.inside.set(1);
+        if before > 0 {
+            obs.handoff_sum
+                .set(obs.handoff_sum.get() + (g - obs.last_release.get()));
+            obs.handoffs.set(obs.handoffs.get() + 1);
+        }
+        obs.order.borrow_mut().push(e.tid() as u32);
+        for i in 0..lines {
+            e.store(Addr::new(data + i, 0), g, Relaxed).await;
+        }
+        e.work(cs).await;
+        obs.inside.set(0);
+        lock.release(e, |t| obs.last_release.set(t)).await;
+        stats.record_acquire(0, g, g - t0, before - arrival, from);
+        e.work(outside).await;
+    }
+}
+
+pub struct SingleResult {
+    pub acquisitions: u64,
+    pub per_thread: Vec<u64>,
+    pub mean_handoff_ns: f64,
+    pub violations: u32,
+    pub order: Vec<u32>,
+    pub outcome: super::Outcome,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run_single(
+    m: &Spec,
+    placement: PlacementKind,
+    threads: u32,
+    kind: Kind,
+    lines: u32,
+    cs: u64,
+    outside: u64,
+    warmup: u64,
+    duration: u64,
+    seed: u64,
+) -> SingleResult {
+    let sl = slots(m, placement, threads);
+    let mut alloc = LineAlloc::new();
+    let lock = TestLock::new(kind, &mut alloc, threads);
+    let data = alloc.lines(lines.max(1));
+    let mach = machine(m, &sl, alloc.count(), seed);
+    let w = Window {
+        start_ns: warmup,
+        end_ns: warmup + duration,
+    };
+    let mut stats: Vec<ThreadStats> =
+        sl.1.iter()
+            .map(|s| ThreadStats::new(s.cpu as u32, s.node, w, &["lock"], 0))
+            .collect();
+    let obs = Obs::default();
+    let envs: Vec<_> = (0..threads as usize).map(|i| mach.env(i)).collect();
+    let outcome = {
+        let mut futs: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = envs
+            .iter()
+            .zip(stats.iter_mut())
+            .map(|(e, st)| {
+                Box::pin(single_loop(
+                    e, lock, data, lines, cs, outside, w.end_ns, st, &obs,
+                )) as Pin<Box<dyn Future<Output = ()>>>
+            })
+            .collect();
+        mach.run(&mut futs, w.end_ns)
+    };
+    let per_thread: Vec<u64> = stats.iter().map(|s| s.total_acquisitions()).collect();
+    SingleResult {
+        acquisitions: per_thread.iter().sum(),
+        per_thread,
+        mean_handoff_ns: obs.handoff_sum.get() as f64 / obs.handoffs.get().max(1) as f64,
+        violations: obs.violations.get(),
+        order: obs.order.take(),
+        outcome,
+    }
+}

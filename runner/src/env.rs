@@ -71,6 +71,12 @@ impl LineAlloc {
 /// Orderings are those the native code needs; the simulator is sequentially
 /// consistent and ignores them.
 pub trait Env {
+    /// True only for the native executor, whose threads are real OS threads. The
+    /// OS-backed baselines (`std`, `parking_lot`, `pthread`) take the real mutex when
+    /// this is true and run their documented model over `Env` otherwise (see
+    /// `crate::locks::os`). Every other lock ignores it.
+    const NATIVE: bool = false;
+
     /// Thread index within the point, 0-based.
     fn tid(&self) -> usize;
     /// Number of threads in the point.

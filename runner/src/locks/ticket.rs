@@ -1,0 +1,52 @@
+//! Ticket lock: `next` and `owner` words on one line (as the kernel's ticket spinlock
+//! packs head and tail in one word); a waiter takes a ticket with one fetch-add and
+//! spins reading `owner`, so every release is seen by every waiter. FIFO.
+
+use crate::env::{Addr, Env, LineAlloc};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+#[derive(Debug)]
+pub struct Ticket {
+    /// Next ticket to hand out.
+    next: Addr,
+    /// Ticket now served. Words are 64-bit: they never wrap in a run.
+    owner: Addr,
+}
+
+impl Ticket {
+    pub fn new(alloc: &mut LineAlloc) -> Self {
+        let l = alloc.line();
+        Ticket {
+            next: Addr::new(l, 0),
+            owner: Addr::new(l, 1),
+        }
+    }
+
+    pub async fn acquire<E: Env>(&self, env: &E) {
+        // The ticket itself orders nothing; the Acquire wait on `owner` pairs with the
+        // previous holder's Release store.
+        let me = env.fetch_add(self.next, 1, Relaxed).await;
+        env.wait_until(self.owner, Acquire, |v| v == me).await;
+    }
+
+    pub async fn release<E: Env>(&self, env: &E) {
+        // Only the holder writes `owner`, so a plain load + store suffices (no RMW).
+        let o = env.load(self.owner, Relaxed).await;
+        env.store(self.owner, o + 1, Release).await;
+    }
+
+    /// Free iff `next == owner`. `owner` only grows and never passes `next`, so if the
+    /// CAS finds `next` still equal to the `owner` we read, the lock was free at the
+    /// CAS (the kernel's `ticket_spin_trylock` does the same on the packed word).
+    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+        let o = env.load(self.owner, Relaxed).await;
+        env.cas(self.next, o, o + 1, Acquire).await.is_ok()
+    }
+
+    /// The kernel's `ticket_spin_is_contended`: more than one ticket outstanding.
+    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
+        let o = env.load(self.owner, Relaxed).await;
+        let n = env.load(self.next, Relaxed).await;
+        n.wrapping_sub(o) > 1
+    }
+}

@@ -1,0 +1,305 @@
+//! `NativeEnv`: the `Env` of a real, pinned thread. Every future it returns is already
+//! complete: the operation is the real atomic instruction, `wait_until` spins in place
+//! (`spin_loop`), `work` is a calibrated spin. [`block_on`] polls such a future once.
+
+use super::arena::Arena;
+use super::calibrate::WorkLoop;
+use crate::env::{Addr, Env, Word};
+use std::cell::Cell;
+use std::future::{ready, Future};
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+/// Run a future whose `Env` operations are all native (always ready).
+pub fn block_on<F: Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        Poll::Ready(v) => v,
+        Poll::Pending => unreachable!("native Env futures complete when first polled"),
+    }
+}
+
+/// What a waiting thread does while its condition is false.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spin {
+    /// Spin with `spin_loop` only (pinned measurement runs).
+    Pure,
+    /// Yield the CPU after this many fruitless spins (oversubscribed tests: a waiter
+    /// must let a preempted holder run).
+    YieldAfter(u32),
+}
+
+/// The clock `now()` reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Clock {
+    /// ns since a shared instant (the run's base).
+    Real(Instant),
+    /// Always this value (loom models: deterministic, no time).
+    Fixed(u64),
+}
+
+/// Records thread CPU time when `now()` first crosses the window's start and end, so
+/// `ThreadStats::cpu_ns` covers the measured window only.
+#[derive(Debug)]
+pub(crate) struct CpuMarks {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub at_start: Cell<Option<u64>>,
+    pub at_end: Cell<Option<u64>>,
+}
+
+impl CpuMarks {
+    fn observe(&self, t: u64) {
+        if self.at_end.get().is_some() {
+            return;
+        }
+        if self.at_start.get().is_none() {
+            if t >= self.start_ns {
+                self.at_start.set(Some(thread_cpu_ns()));
+            }
+        } else if t >= self.end_ns {
+            self.at_end.set(Some(thread_cpu_ns()));
+        }
+    }
+}
+
+/// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid clock id and a valid out pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+pub struct NativeEnv<'a> {
+    arena: &'a Arena,
+    tid: usize,
+    nthreads: usize,
+    node: u32,
+    clock: Clock,
+    rng: Cell<u64>,
+    spin: Spin,
+    work: WorkLoop,
+    pauses: Cell<u32>,
+    pub(crate) marks: Option<CpuMarks>,
+}
+
+/// splitmix64: a fast, well-mixed per-thread generator.
+fn splitmix(state: &Cell<u64>) -> u64 {
+    let s = state.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+    state.set(s);
+    let mut z = s;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl<'a> NativeEnv<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        arena: &'a Arena,
+        tid: usize,
+        nthreads: usize,
+        node: u32,
+        clock: Clock,
+        seed: u64,
+        spin: Spin,
+        work: WorkLoop,
+    ) -> Self {
+        NativeEnv {
+            arena,
+            tid,
+            nthreads,
+            node,
+            clock,
+            rng: Cell::new(seed ^ (tid as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)),
+            spin,
+            work,
+            pauses: Cell::new(0),
+            marks: None,
+        }
+    }
+
+    /// A thread for tests and examples: real clock, node 0, seed = tid, yielding
+    /// waits (safe when oversubscribed), uncalibrated `work`.
+    pub fn for_test(arena: &'a Arena, tid: usize, nthreads: usize) -> Self {
+        Self::new(
+            arena,
+            tid,
+            nthreads,
+            0,
+            Clock::Real(Instant::now()),
+            tid as u64,
+            Spin::YieldAfter(64),
+            WorkLoop::uncalibrated(),
+        )
+    }
+
+    /// Override the node (virtual node maps in tests).
+    pub fn with_node(mut self, node: u32) -> Self {
+        self.node = node;
+        self
+    }
+
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    #[inline]
+    fn relax(&self) {
+        #[cfg(loom)]
+        loom::thread::yield_now();
+        #[cfg(not(loom))]
+        {
+            std::hint::spin_loop();
+            if let Spin::YieldAfter(n) = self.spin {
+                let p = self.pauses.get() + 1;
+                if p >= n {
+                    self.pauses.set(0);
+                    std::thread::yield_now();
+                } else {
+                    self.pauses.set(p);
+                }
+            }
+        }
+    }
+}
+
+fn failure_ordering(o: Ordering) -> Ordering {
+    match o {
+        Ordering::SeqCst => Ordering::SeqCst,
+        Ordering::Acquire | Ordering::AcqRel => Ordering::Acquire,
+        _ => Ordering::Relaxed,
+    }
+}
+
+impl Env for NativeEnv<'_> {
+    const NATIVE: bool = true;
+
+    fn tid(&self) -> usize {
+        self.tid
+    }
+
+    fn nthreads(&self) -> usize {
+        self.nthreads
+    }
+
+    fn node(&self) -> u32 {
+        self.node
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        let t = match self.clock {
+            Clock::Real(base) => base.elapsed().as_nanos() as u64,
+            Clock::Fixed(t) => t,
+        };
+        if let Some(m) = &self.marks {
+            m.observe(t);
+        }
+        t
+    }
+
+    fn random(&self) -> u64 {
+        splitmix(&self.rng)
+    }
+
+    #[inline]
+    fn load(&self, a: Addr, o: Ordering) -> impl Future<Output = Word> {
+        ready(self.arena.word(a).load(o))
+    }
+
+    #[inline]
+    fn store(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = ()> {
+        self.arena.word(a).store(v, o);
+        ready(())
+    }
+
+    #[inline]
+    fn swap(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
+        ready(self.arena.word(a).swap(v, o))
+    }
+
+    #[inline]
+    fn cas(
+        &self,
+        a: Addr,
+        old: Word,
+        new: Word,
+        o: Ordering,
+    ) -> impl Future<Output = Result<Word, Word>> {
+        ready(
+            self.arena
+                .word(a)
+                .compare_exchange(old, new, o, failure_ordering(o)),
+        )
+    }
+
+    #[inline]
+    fn fetch_add(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
+        ready(self.arena.word(a).fetch_add(v, o))
+    }
+
+    #[inline]
+    fn fetch_or(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
+        ready(self.arena.word(a).fetch_or(v, o))
+    }
+
+    #[inline]
+    fn fetch_and(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
+        ready(self.arena.word(a).fetch_and(v, o))
+    }
+
+    #[inline]
+    fn wait_until<P: Fn(Word) -> bool>(
+        &self,
+        a: Addr,
+        o: Ordering,
+        pred: P,
+    ) -> impl Future<Output = Word> {
+        let w = self.arena.word(a);
+        loop {
+            let v = w.load(o);
+            if pred(v) {
+                return ready(v);
+            }
+            self.relax();
+        }
+    }
+
+    #[inline]
+    fn work(&self, ns: u64) -> impl Future<Output = ()> {
+        self.work.spin(ns);
+        ready(())
+    }
+
+    #[inline]
+    fn pause(&self) -> impl Future<Output = ()> {
+        self.relax();
+        ready(())
+    }
+
+    fn grants(&self, lock: usize) -> u64 {
+        self.arena.instr(lock, 0).load(Ordering::Relaxed)
+    }
+
+    fn note_grant(&self, lock: usize) -> (u64, Option<u32>) {
+        // Only the holder writes these words, so load + store (no RMW) is enough.
+        let g = self.arena.instr(lock, 0);
+        let before = g.load(Ordering::Relaxed);
+        g.store(before + 1, Ordering::Relaxed);
+        let last = self.arena.instr(lock, 1);
+        let prev = last.load(Ordering::Relaxed);
+        last.store(self.node as u64 + 1, Ordering::Relaxed);
+        (before, prev.checked_sub(1).map(|n| n as u32))
+    }
+}

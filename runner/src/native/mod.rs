@@ -1,0 +1,391 @@
+//! The native executor: real threads pinned to real CPUs, running the same lock and
+//! workload code as the simulator over [`NativeEnv`].
+//!
+//! [`run_point`] places the point's threads on the host's CPUs (`topology::place`),
+//! skips with a stated reason when the host is too small or pinning is impossible,
+//! pins each worker from inside itself (`sched_setaffinity(0, ..)`: threads inherit
+//! masks, so the coordinator is never pinned), starts all workers at a barrier, runs a
+//! warm-up and then the measured window, and summarises per-thread `ThreadStats` into
+//! a `RunRecord`. `Env::work` is a calibrated spin (`calibrate`), and the achieved
+//! durations go into the record next to the nominal ones. A noise gate (`noise`)
+//! judges each repetition from per-thread CPU/wall ratios and steal time, repeats a
+//! disturbed one up to `NativeOptions::noise_retries` times, then flags it.
+//!
+//! Nothing here prints: progress goes to the caller's callback.
+
+pub mod arena;
+pub mod bench;
+pub mod calibrate;
+pub mod env;
+pub mod noise;
+pub mod pin;
+
+pub use arena::Arena;
+pub use calibrate::{work_loop, WorkLoop};
+pub use env::{block_on, thread_cpu_ns, Clock, NativeEnv, Spin};
+
+use crate::env::{Env, LineAlloc};
+use crate::locks::LocalState;
+use crate::records::RunRecord;
+use crate::stats::{self, RunContext, ThreadStats, Window};
+use crate::topology::{place, CpuMap, ThreadSlot};
+use crate::workload;
+use env::CpuMarks;
+use locklab_dsl::plan::{Dist, Mode, Plan, Point, Workload};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// How native points run.
+#[derive(Debug, Clone)]
+pub struct NativeOptions {
+    /// The CPU table to place threads on; `None`: the host's (`host::cpu_map`).
+    pub cpu_map: Option<CpuMap>,
+    /// Pin each thread to its CPU. When false, threads float (tests only: such a
+    /// record says so in `noise`).
+    pub pin: bool,
+    /// How waiters spin. `Spin::Pure` for measurements; `Spin::YieldAfter` when the
+    /// threads may outnumber free CPUs.
+    pub spin: Spin,
+    /// Disturbed repetitions are re-run up to this many times before being flagged.
+    pub noise_retries: u32,
+    pub gate: noise::Gate,
+    /// Windowed fairness (`window_fairness_factor_max`); 0 disables.
+    pub fairness_window_ns: u64,
+}
+
+impl Default for NativeOptions {
+    fn default() -> Self {
+        NativeOptions {
+            cpu_map: None,
+            pin: true,
+            spin: Spin::Pure,
+            noise_retries: 2,
+            gate: noise::Gate::default(),
+            fairness_window_ns: 0,
+        }
+    }
+}
+
+/// Run one repetition of a point natively.
+pub fn run_point(
+    plan: &Plan,
+    point: &Point,
+    rep: u32,
+    duration_ns: u64,
+    warmup_ns: u64,
+    opts: &NativeOptions,
+) -> RunRecord {
+    run_point_with_progress(plan, point, rep, duration_ns, warmup_ns, opts, &|_| {})
+}
+
+/// As [`run_point`], calling `progress` with the fraction (0..=1) of this repetition's
+/// time elapsed, about every 50 ms, from the calling thread.
+pub fn run_point_with_progress(
+    _plan: &Plan,
+    point: &Point,
+    rep: u32,
+    duration_ns: u64,
+    warmup_ns: u64,
+    opts: &NativeOptions,
+    progress: &dyn Fn(f64),
+) -> RunRecord {
+    let mut ctx = context(point, rep);
+    if let Some(reason) = workload::native_skip_reason(&point.workload) {
+        return stats::skipped(&ctx, point.threads, reason);
+    }
+    let map = match &opts.cpu_map {
+        Some(m) => m.clone(),
+        None => crate::host::cpu_map(),
+    };
+    let slots = match place(&point.placement, &map, point.threads) {
+        Ok(s) => s,
+        Err(e) => return stats::skipped(&ctx, point.threads, e),
+    };
+    if opts.pin {
+        if let Err(e) = pin::check_allowed(&slots, &map) {
+            return stats::skipped(&ctx, point.threads, e);
+        }
+    }
+    let wl = work_loop();
+    let (crit, outside) = nominal_durations(&point.workload);
+    ctx.critical_nominal_ns = crit;
+    ctx.outside_nominal_ns = outside;
+    ctx.critical_achieved_ns = wl.achieved_ns(crit.round() as u64);
+    ctx.outside_achieved_ns = wl.achieved_ns(outside.round() as u64);
+    ctx.extra
+        .insert("work_iters_per_ns".into(), wl.iters_per_ns());
+
+    let mut attempt = 0;
+    loop {
+        let before = noise::Snapshot::take();
+        let out = match run_once(
+            point,
+            rep,
+            duration_ns,
+            warmup_ns,
+            opts,
+            &slots,
+            &map,
+            wl,
+            progress,
+        ) {
+            Ok(o) => o,
+            Err(e) => return stats::skipped(&ctx, point.threads, e),
+        };
+        let after = noise::Snapshot::take();
+        let may_sleep = out.may_sleep;
+        let judged = opts.gate.judge(&before, &after, &out.ratios, may_sleep);
+        let last = attempt >= opts.noise_retries;
+        if judged.disturbed.is_none() || last {
+            ctx.ops = Some(out.ops);
+            ctx.noise = match (&judged.disturbed, opts.pin) {
+                (None, true) => "ok".into(),
+                (None, false) => "flagged: threads not pinned".into(),
+                (Some(why), _) => format!("flagged: {why} (after {} attempts)", attempt + 1),
+            };
+            ctx.extra
+                .insert("noise_attempts".into(), (attempt + 1) as f64);
+            for (k, v) in judged.extra {
+                ctx.extra.insert(k, v);
+            }
+            return stats::summarize(&ctx, &out.stats);
+        }
+        attempt += 1;
+    }
+}
+
+fn context(point: &Point, rep: u32) -> RunContext {
+    RunContext {
+        point: point.index as u32,
+        point_id: point.id.clone(),
+        mode: Mode::Native,
+        rep,
+        seed: point.seed,
+        lock: point.lock.name.clone(),
+        lock_algo: point.lock.algo.kind_name().into(),
+        workload: point.workload.kind_name().into(),
+        ops: None,
+        critical_nominal_ns: f64::NAN,
+        critical_achieved_ns: f64::NAN,
+        outside_nominal_ns: f64::NAN,
+        outside_achieved_ns: f64::NAN,
+        noise: String::new(),
+        node_distance: stats::default_node_distance,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// The (critical, outside) durations per operation a workload asks for, ns.
+pub fn nominal_durations(w: &Workload) -> (f64, f64) {
+    match w {
+        Workload::SingleLock {
+            critical, outside, ..
+        } => (critical.mean_ns(), outside.mean_ns()),
+        Workload::DoubleLock {
+            pair_hold,
+            interval,
+            ..
+        } => (pair_hold.mean_ns(), interval.mean_ns()),
+        Workload::Bulk {
+            mix,
+            per_item,
+            think,
+            ..
+        } => {
+            let w: f64 = mix.iter().map(|c| c.weight as f64).sum();
+            let items = if w > 0.0 {
+                mix.iter()
+                    .map(|c| c.weight as f64 * c.items as f64)
+                    .sum::<f64>()
+                    / w
+            } else {
+                1.0
+            };
+            (per_item.mean_ns() * items, think.mean_ns())
+        }
+        Workload::Wakeup(s) => (s.burst.mean_ns(), Dist::mean_ns(&s.sleep)),
+    }
+}
+
+struct Outcome {
+    stats: Vec<ThreadStats>,
+    ops: u64,
+    ratios: Vec<f64>,
+    may_sleep: bool,
+}
+
+struct WorkerResult {
+    stats: ThreadStats,
+    ops: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_once(
+    point: &Point,
+    rep: u32,
+    duration_ns: u64,
+    warmup_ns: u64,
+    opts: &NativeOptions,
+    slots: &[ThreadSlot],
+    map: &CpuMap,
+    wl: WorkLoop,
+    progress: &dyn Fn(f64),
+) -> Result<Outcome, String> {
+    let n = slots.len();
+    let mut alloc = LineAlloc::new();
+    let locks = workload::build(point, &mut alloc);
+    let arena = Arena::new(alloc.count() as usize, locks.len());
+    let classes = workload::classes(&point.workload);
+    let class_refs: Vec<&str> = classes.iter().map(String::as_str).collect();
+    let may_sleep = locks.locks.iter().any(|l| l.may_sleep());
+    let base = Instant::now();
+    let go_ns = AtomicU64::new(0);
+    let abort = AtomicBool::new(false);
+    let pin_error = std::sync::Mutex::new(None::<String>);
+    let ready = Barrier::new(n + 1);
+    let start = Barrier::new(n + 1);
+    let seed = point.seed ^ (rep as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let total_ns = warmup_ns + duration_ns;
+
+    let results: Vec<WorkerResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = slots
+            .iter()
+            .enumerate()
+            .map(|(tid, slot)| {
+                let (arena, locks, go_ns, abort, pin_error, ready, start, class_refs) = (
+                    &arena,
+                    &locks,
+                    &go_ns,
+                    &abort,
+                    &pin_error,
+                    &ready,
+                    &start,
+                    &class_refs,
+                );
+                let os_id = map.cpus[slot.cpu].os_id;
+                let node = slot.node;
+                std::thread::Builder::new()
+                    .name(format!("locklab-{tid}"))
+                    .spawn_scoped(s, move || {
+                        if opts.pin {
+                            if let Err(e) = pin::pin_current(os_id) {
+                                abort.store(true, Ordering::SeqCst);
+                                *pin_error.lock().unwrap() = Some(format!(
+                                    "pinning thread {tid} to CPU {os_id} failed: {e}"
+                                ));
+                            }
+                        }
+                        ready.wait();
+                        start.wait();
+                        let go = go_ns.load(Ordering::SeqCst);
+                        let window = Window {
+                            start_ns: go + warmup_ns,
+                            end_ns: go + total_ns,
+                        };
+                        let mut env = NativeEnv::new(
+                            arena,
+                            tid,
+                            n,
+                            node,
+                            Clock::Real(base),
+                            seed,
+                            opts.spin,
+                            wl,
+                        );
+                        env.marks = Some(CpuMarks {
+                            start_ns: window.start_ns,
+                            end_ns: window.end_ns,
+                            at_start: Cell::new(None),
+                            at_end: Cell::new(None),
+                        });
+                        let mut stats = ThreadStats::new(
+                            os_id,
+                            node,
+                            window,
+                            class_refs,
+                            opts.fairness_window_ns,
+                        );
+                        let mut local = LocalState::new(tid, locks.len());
+                        let ops = if abort.load(Ordering::SeqCst) {
+                            0
+                        } else {
+                            block_on(workload::run_thread(
+                                &point.workload,
+                                locks,
+                                &env,
+                                &mut local,
+                                &mut stats,
+                                window.end_ns,
+                            ))
+                        };
+                        // The loop ends at the first now() >= end, which marked it;
+                        // mark again in case the window was empty.
+                        env.now();
+                        let m = env.marks.as_ref().expect("set above");
+                        let cpu = match (m.at_start.get(), m.at_end.get()) {
+                            (Some(a), Some(b)) => b.saturating_sub(a),
+                            (Some(a), None) => thread_cpu_ns().saturating_sub(a),
+                            _ => 0,
+                        };
+                        stats.cpu_ns = Some(cpu);
+                        WorkerResult { stats, ops }
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        ready.wait();
+        go_ns.store(base.elapsed().as_nanos() as u64, Ordering::SeqCst);
+        start.wait();
+        let go = Instant::now();
+        let total = Duration::from_nanos(total_ns);
+        loop {
+            let el = go.elapsed();
+            progress((el.as_secs_f64() / total.as_secs_f64().max(1e-9)).min(1.0));
+            if el >= total || abort.load(Ordering::SeqCst) {
+                break;
+            }
+            std::thread::sleep((total - el).min(Duration::from_millis(50)));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker thread panicked"))
+            .collect()
+    });
+    if let Some(e) = pin_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let ratios = results
+        .iter()
+        .map(|r| r.stats.cpu_ns.unwrap_or(0) as f64 / duration_ns.max(1) as f64)
+        .collect();
+    Ok(Outcome {
+        ops: results.iter().map(|r| r.ops).sum(),
+        stats: results.into_iter().map(|r| r.stats).collect(),
+        ratios,
+        may_sleep,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_on_runs_a_native_lock() {
+        let mut alloc = LineAlloc::new();
+        let lock =
+            crate::locks::AnyLock::new(&locklab_dsl::plan::LockAlgo::Ticket, &mut alloc, 1, 0);
+        let arena = Arena::new(alloc.count() as usize, 1);
+        let env = NativeEnv::for_test(&arena, 0, 1);
+        let mut local = LocalState::new(0, 1);
+        block_on(async {
+            lock.acquire(&env, &mut local).await;
+            lock.release(&env, &mut local).await;
+            assert!(lock.try_acquire(&env, &mut local).await);
+        });
+        assert_eq!(env.grants(0), 0);
+    }
+}

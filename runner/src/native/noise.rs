@@ -1,0 +1,173 @@
+//! The noise gate: was a native repetition disturbed?
+//!
+//! Signals: per-thread CPU time / wall time over the window (a spinning thread that
+//! lost its CPU shows < 1; not used for locks whose waiters sleep), steal time from
+//! `/proc/stat` over the run (a hypervisor took the CPU), and the 1-minute load
+//! average before the run (reported, and named in a flag as context).
+
+use std::collections::BTreeMap;
+
+/// Thresholds.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    /// A spinning thread below this CPU/wall ratio lost its CPU (METRICS.md: ~0.97).
+    pub min_cpu_wall_ratio: f64,
+    /// Steal share of all CPU time during the run above this is disturbance.
+    pub max_steal_frac: f64,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Gate {
+            min_cpu_wall_ratio: 0.97,
+            max_steal_frac: 0.01,
+        }
+    }
+}
+
+/// `/proc/stat`'s aggregate CPU line and `/proc/loadavg`, at one instant.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub steal: Option<u64>,
+    pub total: Option<u64>,
+    pub load1: Option<f64>,
+}
+
+impl Snapshot {
+    pub fn take() -> Snapshot {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let (steal, total) = parse_stat(&stat).map_or((None, None), |(s, t)| (Some(s), Some(t)));
+        let load1 = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|s| parse_loadavg(&s))
+            .map(|l| l[0]);
+        Snapshot {
+            steal,
+            total,
+            load1,
+        }
+    }
+}
+
+/// (steal, total) jiffies from the `cpu ` line of /proc/stat.
+pub fn parse_stat(s: &str) -> Option<(u64, u64)> {
+    let line = s.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if v.len() < 8 {
+        return None;
+    }
+    // user nice system idle iowait irq softirq steal [guest guest_nice]: guest time is
+    // already counted in user/nice.
+    let total = v.iter().take(8).sum();
+    Some((v[7], total))
+}
+
+pub fn parse_loadavg(s: &str) -> Option<[f64; 3]> {
+    let mut it = s.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// The gate's reading of one repetition.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    /// Why it looks disturbed, if it does.
+    pub disturbed: Option<String>,
+    /// Values for `RunContext::extra`.
+    pub extra: BTreeMap<String, f64>,
+}
+
+impl Gate {
+    pub fn judge(
+        &self,
+        before: &Snapshot,
+        after: &Snapshot,
+        ratios: &[f64],
+        may_sleep: bool,
+    ) -> Judgement {
+        let mut extra = BTreeMap::new();
+        let mut why = Vec::new();
+        let min_ratio = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        if min_ratio.is_finite() {
+            extra.insert("cpu_wall_ratio_min".into(), min_ratio);
+            if !may_sleep && min_ratio < self.min_cpu_wall_ratio {
+                let t = ratios.iter().position(|&r| r == min_ratio).unwrap_or(0);
+                why.push(format!(
+                    "thread {t} ran {:.0}% of the window (cpu/wall {min_ratio:.2} < {:.2})",
+                    min_ratio * 100.0,
+                    self.min_cpu_wall_ratio
+                ));
+            }
+        }
+        if let (Some(s0), Some(t0), Some(s1), Some(t1)) =
+            (before.steal, before.total, after.steal, after.total)
+        {
+            if t1 > t0 {
+                let f = s1.saturating_sub(s0) as f64 / (t1 - t0) as f64;
+                extra.insert("steal_frac".into(), f);
+                if f > self.max_steal_frac {
+                    why.push(format!("steal {:.1}% of CPU time", f * 100.0));
+                }
+            }
+        }
+        if let Some(l) = before.load1 {
+            extra.insert("loadavg_1m".into(), l);
+            if !why.is_empty() {
+                why.push(format!("load {l:.2} before the run"));
+            }
+        }
+        Judgement {
+            disturbed: if why.is_empty() {
+                None
+            } else {
+                Some(why.join("; "))
+            },
+            extra,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_and_loadavg_parse() {
+        let s = "cpu  10 0 5 100 1 0 0 4 0 0\ncpu0 5 0 2 50 0 0 0 2 0 0\n";
+        assert_eq!(parse_stat(s), Some((4, 120)));
+        assert_eq!(
+            parse_loadavg("0.50 1.25 2.00 1/234 5678\n"),
+            Some([0.5, 1.25, 2.0])
+        );
+    }
+
+    #[test]
+    fn the_gate_flags_lost_cpu_and_steal_but_not_sleeping_locks() {
+        let g = Gate::default();
+        let b = Snapshot {
+            steal: Some(0),
+            total: Some(1000),
+            load1: Some(0.1),
+        };
+        let a = Snapshot {
+            steal: Some(50),
+            total: Some(2000),
+            load1: None,
+        };
+        let j = g.judge(&b, &a, &[0.99, 0.5], false);
+        let why = j.disturbed.unwrap();
+        assert!(
+            why.contains("thread 1") && why.contains("steal 5.0%"),
+            "{why}"
+        );
+        let quiet = Snapshot {
+            steal: Some(0),
+            total: Some(2000),
+            load1: None,
+        };
+        assert!(g.judge(&b, &quiet, &[0.5, 0.5], true).disturbed.is_none());
+    }
+}

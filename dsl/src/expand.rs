@@ -1347,14 +1347,6 @@ fn run_block(
                                                 continue;
                                             }
                                         }
-                                        if let Some(g) = axes[ai].zip {
-                                            if values.len() != axes[ai].values.len() {
-                                                ctx.err(file, ap.value.span, format!("`{}` is zipped: give it {} values like its partners, found {}", ap.key.name, axes[ai].values.len(), values.len()));
-                                                ok = false;
-                                                let _ = g;
-                                                continue;
-                                            }
-                                        }
                                         if values.is_empty() {
                                             ctx.err(
                                                 file,
@@ -1380,6 +1372,29 @@ fn run_block(
                     );
                     ok = false;
                 }
+            }
+        }
+        // Zipped axes must keep equal lengths after this mode's replacements.
+        let mut zips: BTreeMap<u32, Vec<(usize, usize, Option<Span>)>> = BTreeMap::new();
+        for (i, a) in axes.iter().enumerate() {
+            if let Some(z) = a.zip {
+                let over = spec.overrides.iter().find(|(ai, _, _)| *ai == i);
+                let n = over.map_or(a.values.len(), |o| o.2.len());
+                let sp = over.and_then(|o| o.1.first().map(|v| v.span));
+                zips.entry(z).or_default().push((i, n, sp));
+            }
+        }
+        for members in zips.values() {
+            let n0 = members[0].1;
+            if let Some(&(i, n, sp)) = members.iter().find(|m| m.1 != n0) {
+                let (a0, an) = (
+                    axes[members[0].0].name.name.clone(),
+                    axes[i].name.name.clone(),
+                );
+                let sp = sp.or(members[0].2).unwrap_or(spec.span.1);
+                ctx.err(file, sp, format!("in the {key} block, zipped axes differ in length: `{an}` has {n} values, `{a0}` has {n0}"))
+                    .help = Some("replace every axis of a `zip` together, with the same number of values".into());
+                ok = false;
             }
         }
         specs.push(spec);
@@ -1759,9 +1774,31 @@ fn metric_ref(
     })
 }
 
+fn const_dim(ctx: &mut Ctx, file: usize, v: &Val) -> Option<(f64, Option<Dim>)> {
+    match &v.kind {
+        ValKind::Num { text, unit } => {
+            match units::quantity_f64(text, unit.as_ref().map(|u| u.name.as_str())) {
+                Ok(x) => Some(x),
+                Err((msg, help)) => {
+                    let span = unit
+                        .as_ref()
+                        .filter(|_| msg.starts_with("unknown unit"))
+                        .map_or(v.span, |u| u.span);
+                    let d = ctx.err(file, span, msg);
+                    d.help = help;
+                    None
+                }
+            }
+        }
+        _ => {
+            let (s, _, _) = ctx.scalar(Env::NoAxes, file, v, "a claim")?;
+            Some((s.as_f64(), None))
+        }
+    }
+}
+
 fn const_f64(ctx: &mut Ctx, file: usize, v: &Val) -> Option<f64> {
-    let (s, _, _) = ctx.scalar(Env::NoAxes, file, v, "a claim")?;
-    Some(s.as_f64())
+    const_dim(ctx, file, v).map(|(f, _)| f)
 }
 
 fn expr(ctx: &mut Ctx, cx: &ClaimCx, group: &[(Ident, Val)], e: &ExprAst) -> Option<Expr> {
@@ -1943,26 +1980,26 @@ fn claim(
                     (l, h)
                 }
                 BandAst::PlusMinus { center, tol, span } => {
-                    let (cs, _, _) = ctx.scalar(Env::NoAxes, file, center, "a band")?;
-                    let (ts, tv, _) = ctx.scalar(Env::NoAxes, file, tol, "a band")?;
-                    let c = cs.as_f64();
-                    let t = match ts {
-                        Scalar::Percent(p) => (c * p).abs(),
-                        other => {
-                            if matches!((&cs, &other), (Scalar::Unit(a, _), Scalar::Unit(b, _)) if a != b)
-                            {
-                                ctx.err(
-                                    file,
-                                    tv.span,
-                                    format!(
-                                        "the tolerance is {} but the centre is {}",
-                                        other.noun(),
-                                        cs.noun()
-                                    ),
-                                );
-                                return None;
+                    let (c, cd) = const_dim(ctx, file, center)?;
+                    let (t, td) = const_dim(ctx, file, tol)?;
+                    let t = match td {
+                        Some(Dim::Percent) => (c * t).abs(),
+                        _ => {
+                            if let (Some(a), Some(b)) = (cd, td) {
+                                if a != b {
+                                    ctx.err(
+                                        file,
+                                        tol.span,
+                                        format!(
+                                            "the tolerance is {} but the centre is {}",
+                                            b.noun(),
+                                            a.noun()
+                                        ),
+                                    );
+                                    return None;
+                                }
                             }
-                            other.as_f64()
+                            t
                         }
                     };
                     if t < 0.0 {

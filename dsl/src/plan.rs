@@ -526,7 +526,13 @@ pub struct Claim {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ClaimKind {
     /// `expr in lo..hi` (either bound may be open: ±inf).
-    Band { expr: Expr, lo: f64, hi: f64 },
+    Band {
+        expr: Expr,
+        #[serde(deserialize_with = "open_lo")]
+        lo: f64,
+        #[serde(deserialize_with = "open_hi")]
+        hi: f64,
+    },
     /// `a < b < c` (or `>`): each neighbouring pair ordered, each relative gap at least
     /// `min_gap` (0.02 = 2 %), and separated beyond the run-to-run spread.
     Ordering {
@@ -543,6 +549,15 @@ pub enum ClaimKind {
         direction: TrendDirection,
         min_rho: f64,
     },
+}
+
+// JSON has no infinity: serde_json writes an open bound as `null`. Read it back.
+fn open_lo<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NEG_INFINITY))
+}
+
+fn open_hi<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

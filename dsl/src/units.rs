@@ -141,6 +141,29 @@ pub fn number(text: &str, unit: Option<&str>) -> Result<Scalar, (String, Option<
     Ok(Scalar::Unit(dim, base))
 }
 
+/// A claim constant in base units as a real number (`77.5ns` is fine here), with
+/// its dimension (`None` for plain numbers; percentages are fractions).
+pub fn quantity_f64(
+    text: &str,
+    unit: Option<&str>,
+) -> Result<(f64, Option<Dim>), (String, Option<String>)> {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let f: f64 = clean
+        .parse()
+        .map_err(|_| (format!("number `{text}` is out of range"), None))?;
+    if !f.is_finite() {
+        return Err((format!("number `{text}` is out of range"), None));
+    }
+    match unit {
+        None => Ok((f, None)),
+        Some("%") => Ok((f / 100.0, Some(Dim::Percent))),
+        Some(u) => match UNITS.iter().find(|(name, _, _)| *name == u) {
+            Some(&(_, dim, scale)) => Ok((f * scale as f64, Some(dim))),
+            None => number(text, Some(u)).map(|_| (f, None)),
+        },
+    }
+}
+
 /// A sweep or selector value as plan data; `Err` says why it cannot be one.
 pub fn to_plan_value(v: &Val) -> Result<Value, (String, Option<String>)> {
     match &v.kind {

@@ -1,0 +1,51 @@
+//! End-to-end tests of the `locklab` command: one binary, one module per concern.
+
+mod cli;
+mod experiments;
+mod notebooks;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub fn locklab() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("locklab").expect("the locklab binary is built");
+    cmd.current_dir(root());
+    cmd
+}
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every `*.lab` file directly in `dir`, sorted.
+pub fn lab_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "lab"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// One quick run of the built-in quick-start experiment (both modes), shared by the
+/// tests that read a results directory.
+pub fn quickstart_run() -> &'static Path {
+    static DIR: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    &DIR.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("quick");
+        let o = locklab().args(["run", "--quick", "--out"]).arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "quick start run:\n{}\n{}", stdout(&o), stderr(&o));
+        (tmp, out)
+    })
+    .1
+}

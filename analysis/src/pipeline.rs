@@ -1,0 +1,607 @@
+//! The polars pipeline: repetitions aggregated per point × mode (median and a 95 %
+//! interval), speedups against a baseline lock, per-thread and per-node aggregates,
+//! and node-to-node hand-off tables.
+//!
+//! polars groups and filters; the median and its order-statistic interval (see
+//! [`crate::stats`]) are computed on each group's values, which keeps them exact and
+//! deterministic. Every summary holds, for each metric `m`, the columns `m` (median),
+//! `m_lo` and `m_hi` (the interval), plus `n_reps`. Summaries are sorted by their
+//! keys: group-bys and joins do not keep row order.
+
+use crate::error::{Error, Result};
+use crate::stats::{self, Estimate};
+use crate::store::{AxisColumn, Results, HANDOFF_METRICS, THREAD_METRICS};
+use polars::prelude::*;
+use std::collections::BTreeSet;
+
+/// Columns of points.parquet that identify a row rather than measure it.
+const POINT_ID_COLS: &[&str] = &[
+    "schema_version",
+    "point",
+    "point_id",
+    "mode",
+    "rep",
+    "seed",
+    "lock",
+    "lock_algo",
+    "workload",
+    "threads",
+    "skipped",
+    "window_ns",
+    "fairness_window_ns",
+    "noise",
+    "wait_cdf_ns",
+    "critical_nominal_ns",
+    "outside_nominal_ns",
+];
+
+pub(crate) fn perr(ctx: &str) -> impl FnOnce(PolarsError) -> Error + '_ {
+    move |source| Error::Polars {
+        context: ctx.to_string(),
+        source,
+    }
+}
+
+fn schema_of(lf: &LazyFrame, what: &str) -> Result<SchemaRef> {
+    lf.clone().collect_schema().map_err(Error::polars(format!(
+        "read the schema of the {what} table"
+    )))
+}
+
+/// Axis columns present in a table's schema.
+pub(crate) fn present_axes(results: &Results, schema: &Schema) -> Vec<AxisColumn> {
+    results
+        .axis_columns()
+        .into_iter()
+        .filter(|a| schema.contains(&a.column))
+        .collect()
+}
+
+/// The metric columns of points.parquet: every numeric measurement, including the
+/// flattened `extra` metrics.
+pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
+    let schema = schema_of(&results.points, "points")?;
+    let axes: BTreeSet<String> = results
+        .axis_columns()
+        .into_iter()
+        .map(|a| a.column)
+        .collect();
+    Ok(schema
+        .iter()
+        .filter(|(name, dt)| {
+            dt.is_primitive_numeric()
+                && !POINT_ID_COLS.contains(&name.as_str())
+                && !axes.contains(name.as_str())
+        })
+        .map(|(n, _)| n.to_string())
+        .collect())
+}
+
+/// Group `lf` by `keys`; keep `carry` columns (first value); for each metric, the
+/// median and interval over the rows of the group that satisfy `valid`.
+pub(crate) fn summarize(
+    lf: LazyFrame,
+    keys: &[&str],
+    carry: &[String],
+    metrics: &[String],
+    valid: Option<Expr>,
+    extra_aggs: Vec<Expr>,
+) -> Result<DataFrame> {
+    let mut aggs: Vec<Expr> = carry.iter().map(|c| col(c.as_str()).first()).collect();
+    aggs.extend(extra_aggs);
+    for m in metrics {
+        let e = col(m.as_str()).cast(DataType::Float64);
+        let e = match &valid {
+            Some(v) => e.filter(v.clone()),
+            None => e,
+        };
+        aggs.push(e.alias(format!("__list_{m}")));
+    }
+    aggs.push(match &valid {
+        Some(v) => v.clone().cast(DataType::UInt32).sum().alias("n_reps"),
+        None => len().cast(DataType::UInt32).alias("n_reps"),
+    });
+    let df = lf
+        .group_by(keys.iter().map(|k| col(*k)).collect::<Vec<_>>())
+        .agg(aggs)
+        .sort(
+            keys.iter()
+                .map(|k| PlSmallStr::from(*k))
+                .collect::<Vec<_>>(),
+            SortMultipleOptions::default(),
+        )
+        .collect()
+        .map_err(Error::polars(format!(
+            "aggregate repetitions by {}",
+            keys.join(", ")
+        )))?;
+    let mut out = df.clone();
+    for m in metrics {
+        let name = format!("__list_{m}");
+        let lists = list_values(&df, &name)?;
+        let est: Vec<Estimate> = lists.iter().map(|v| stats::median_ci(v)).collect();
+        out.drop_in_place(&name)
+            .map_err(perr("drop a temporary column"))?;
+        for (suffix, get) in [
+            ("", (|e: &Estimate| e.value) as fn(&Estimate) -> f64),
+            ("_lo", |e| e.lo),
+            ("_hi", |e| e.hi),
+        ] {
+            out.with_column(Column::new(
+                format!("{m}{suffix}").into(),
+                est.iter().map(get).collect::<Vec<f64>>(),
+            ))
+            .map_err(perr("add a summary column"))?;
+        }
+    }
+    Ok(out)
+}
+
+/// The values of a list-of-f64 column, one vector per row (nulls dropped).
+pub(crate) fn list_values(df: &DataFrame, name: &str) -> Result<Vec<Vec<f64>>> {
+    let ctx = format!("read list column {name}");
+    let ca = df
+        .column(name)
+        .and_then(|c| c.list().cloned())
+        .map_err(Error::polars(ctx.clone()))?;
+    ca.series_iter()
+        .map(|s| match s {
+            None => Ok(Vec::new()),
+            Some(s) => {
+                let s = s
+                    .cast(&DataType::Float64)
+                    .map_err(Error::polars(ctx.clone()))?;
+                let f = s.f64().map_err(Error::polars(ctx.clone()))?;
+                Ok(f.iter().flatten().collect())
+            }
+        })
+        .collect()
+}
+
+/// A column as f64 values (nulls become NaN).
+pub fn f64_values(df: &DataFrame, name: &str) -> Result<Vec<f64>> {
+    let s = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::Float64))
+        .map_err(Error::polars(format!("read column {name}")))?;
+    let f = s
+        .f64()
+        .map_err(Error::polars(format!("read column {name}")))?;
+    Ok(f.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+}
+
+/// A column as strings (numbers formatted, nulls empty).
+pub fn str_values(df: &DataFrame, name: &str) -> Result<Vec<String>> {
+    let s = df
+        .column(name)
+        .and_then(|c| c.cast(&DataType::String))
+        .map_err(Error::polars(format!("read column {name}")))?;
+    let f = s
+        .str()
+        .map_err(Error::polars(format!("read column {name}")))?;
+    Ok(f.iter().map(|v| v.unwrap_or("").to_string()).collect())
+}
+
+/// An estimate read back from a summary's `m`, `m_lo`, `m_hi` columns.
+pub fn estimates(df: &DataFrame, metric: &str) -> Result<Vec<Estimate>> {
+    let v = f64_values(df, metric)?;
+    let lo = f64_values(df, &format!("{metric}_lo"))?;
+    let hi = f64_values(df, &format!("{metric}_hi"))?;
+    let n = f64_values(df, "n_reps").unwrap_or_else(|_| vec![0.0; v.len()]);
+    Ok((0..v.len())
+        .map(|i| Estimate {
+            value: v[i],
+            lo: lo[i],
+            hi: hi[i],
+            n: n[i] as usize,
+        })
+        .collect())
+}
+
+fn identity_carry(axes: &[AxisColumn], schema: &Schema, ids: &[&str]) -> Vec<String> {
+    let mut carry: Vec<String> = ids
+        .iter()
+        .filter(|c| schema.contains(c))
+        .map(|c| c.to_string())
+        .collect();
+    for a in axes {
+        if !carry.contains(&a.column) {
+            carry.push(a.column.clone());
+        }
+    }
+    carry
+}
+
+/// One row per point × mode: identity, axes, `n_reps` (repetitions that ran),
+/// `skipped` (the reason, when no repetition ran) and every metric's median and
+/// interval over the repetitions.
+pub fn point_summary(results: &Results) -> Result<DataFrame> {
+    let schema = schema_of(&results.points, "points")?;
+    let axes = present_axes(results, &schema);
+    let carry = identity_carry(
+        &axes,
+        &schema,
+        &[
+            "point_id",
+            "lock",
+            "lock_algo",
+            "workload",
+            "threads",
+            "noise",
+        ],
+    );
+    let metrics = point_metrics(results)?;
+    summarize(
+        results.points.clone(),
+        &["point", "mode"],
+        &carry,
+        &metrics,
+        Some(col("skipped").is_null()),
+        vec![col("skipped").drop_nulls().first().alias("skipped")],
+    )
+}
+
+/// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged
+/// repetition.
+pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String)>> {
+    let df = results
+        .points
+        .clone()
+        .filter(
+            col("noise")
+                .neq(lit("ok"))
+                .and(col("noise").neq(lit("sim"))),
+        )
+        .select([col("point_id"), col("mode"), col("rep"), col("noise")])
+        .sort(["point_id", "mode", "rep"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("read noise flags"))?;
+    let (ids, modes, reps, noise) = (
+        str_values(&df, "point_id")?,
+        str_values(&df, "mode")?,
+        f64_values(&df, "rep")?,
+        str_values(&df, "noise")?,
+    );
+    Ok((0..df.height())
+        .map(|i| {
+            (
+                ids[i].clone(),
+                modes[i].clone(),
+                reps[i] as u32,
+                noise[i].clone(),
+            )
+        })
+        .collect())
+}
+
+/// One row per thread and wait class of each point × mode.
+pub fn thread_summary(results: &Results) -> Result<DataFrame> {
+    thread_summary_of(results, results.threads.clone())
+}
+
+pub(crate) fn thread_summary_of(results: &Results, threads: LazyFrame) -> Result<DataFrame> {
+    let schema = schema_of(&results.threads, "threads")?;
+    let axes = present_axes(results, &schema);
+    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "cpu", "node"]);
+    let metrics: Vec<String> = THREAD_METRICS.iter().map(|s| s.to_string()).collect();
+    summarize(
+        threads,
+        &["point", "mode", "thread", "class"],
+        &carry,
+        &metrics,
+        None,
+        vec![],
+    )
+}
+
+/// Metrics of the per-node table.
+pub const NODE_METRICS: &[&str] = &[
+    "acquisitions",
+    "share",
+    "wait_p50_ns",
+    "wait_p99_ns",
+    "wait_p999_ns",
+    "wait_max_ns",
+    "wait_mean_ns",
+];
+
+fn nan_to_null(name: &str) -> Expr {
+    col(name).cast(DataType::Float64).fill_nan(lit(NULL))
+}
+
+/// Threads of one node combined per repetition. A node's wait p50 is the median of
+/// its threads' p50; its p99, p99.9 and max are the largest of its threads' (an
+/// upper bound on the node's own quantile); its mean is acquisition-weighted.
+pub(crate) fn node_aggs() -> Vec<Expr> {
+    vec![
+        nan_to_null("acquisitions").sum().alias("acquisitions"),
+        nan_to_null("share").sum().alias("share"),
+        nan_to_null("wait_p50_ns").median().alias("wait_p50_ns"),
+        nan_to_null("wait_p99_ns").max().alias("wait_p99_ns"),
+        nan_to_null("wait_p999_ns").max().alias("wait_p999_ns"),
+        nan_to_null("wait_max_ns").max().alias("wait_max_ns"),
+        ((nan_to_null("wait_mean_ns") * nan_to_null("acquisitions")).sum()
+            / nan_to_null("acquisitions").sum())
+        .alias("wait_mean_ns"),
+        len().cast(DataType::UInt32).alias("threads_in_node"),
+    ]
+}
+
+/// One row per NUMA node and wait class of each point × mode.
+pub fn node_summary(results: &Results) -> Result<DataFrame> {
+    let schema = schema_of(&results.threads, "threads")?;
+    let axes = present_axes(results, &schema);
+    let carry = identity_carry(&axes, &schema, &["point_id", "lock"]);
+    let mut aggs: Vec<Expr> = carry.iter().map(|c| col(c.as_str()).first()).collect();
+    aggs.extend(node_aggs());
+    let per_rep = results
+        .threads
+        .clone()
+        .group_by([
+            col("point"),
+            col("mode"),
+            col("rep"),
+            col("node"),
+            col("class"),
+        ])
+        .agg(aggs);
+    let metrics: Vec<String> = NODE_METRICS.iter().map(|s| s.to_string()).collect();
+    let mut carry = carry;
+    carry.push("threads_in_node".into());
+    summarize(
+        per_rep,
+        &["point", "mode", "node", "class"],
+        &carry,
+        &metrics,
+        None,
+        vec![],
+    )
+}
+
+/// Node-to-node hand-off table: one row per (from node, to node) of each point ×
+/// mode, with counts and the next holder's wait.
+pub fn handoff_summary(results: &Results) -> Result<DataFrame> {
+    let schema = schema_of(&results.handoffs, "handoffs")?;
+    let axes = present_axes(results, &schema);
+    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "distance", "remote"]);
+    let metrics: Vec<String> = HANDOFF_METRICS.iter().map(|s| s.to_string()).collect();
+    summarize(
+        results.handoffs.clone(),
+        &["point", "mode", "from_node", "to_node"],
+        &carry,
+        &metrics,
+        None,
+        vec![],
+    )
+}
+
+/// Median wait-time CDF of one point × mode (quantile by quantile over the
+/// repetitions), at `locklab_runner::records::CDF_QUANTILES`.
+#[derive(Debug, Clone)]
+pub struct CdfRow {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: String,
+    pub lock: String,
+    pub quantiles_ns: Vec<f64>,
+}
+
+pub fn wait_cdfs(results: &Results) -> Result<Vec<CdfRow>> {
+    let df = results
+        .points
+        .clone()
+        .filter(col("skipped").is_null())
+        .select([
+            col("point"),
+            col("point_id"),
+            col("mode"),
+            col("lock"),
+            col("wait_cdf_ns"),
+        ])
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("read wait-time CDFs"))?;
+    let points = f64_values(&df, "point")?;
+    let ids = str_values(&df, "point_id")?;
+    let modes = str_values(&df, "mode")?;
+    let locks = str_values(&df, "lock")?;
+    let lists = list_values(&df, "wait_cdf_ns")?;
+    let mut out: Vec<CdfRow> = Vec::new();
+    let mut reps: Vec<Vec<f64>> = Vec::new();
+    let flush = |out: &mut Vec<CdfRow>, reps: &mut Vec<Vec<f64>>| {
+        if let Some(last) = out.last_mut() {
+            let k = reps.iter().map(Vec::len).max().unwrap_or(0);
+            last.quantiles_ns = (0..k)
+                .map(|q| {
+                    stats::median(
+                        &reps
+                            .iter()
+                            .filter_map(|r| r.get(q).copied())
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+        }
+        reps.clear();
+    };
+    for i in 0..df.height() {
+        let same = out
+            .last()
+            .is_some_and(|r| r.point == points[i] as u32 && r.mode == modes[i]);
+        if !same {
+            flush(&mut out, &mut reps);
+            out.push(CdfRow {
+                point: points[i] as u32,
+                point_id: ids[i].clone(),
+                mode: modes[i].clone(),
+                lock: locks[i].clone(),
+                quantiles_ns: Vec::new(),
+            });
+        }
+        reps.push(lists[i].clone());
+    }
+    flush(&mut out, &mut reps);
+    out.retain(|r| r.quantiles_ns.iter().any(|v| !v.is_nan()));
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// Speedup
+
+/// Axis columns that name the lock: the record's `lock` column and any string axis
+/// whose values include a lock name. They are what a speedup varies; every other
+/// axis must match between a point and its baseline.
+pub(crate) fn lock_axes(results: &Results) -> BTreeSet<String> {
+    let locks: BTreeSet<&str> = results
+        .plan()
+        .points
+        .iter()
+        .map(|p| p.lock.name.as_str())
+        .collect();
+    let mut out = BTreeSet::from(["lock".to_string()]);
+    for a in results.plan().axes.iter() {
+        if a.values
+            .iter()
+            .any(|v| matches!(v, locklab_dsl::plan::Value::Str(s) if locks.contains(s.as_str())))
+        {
+            out.insert(
+                crate::store::axis_columns(results.plan())
+                    .into_iter()
+                    .find(|c| c.axis == a.name)
+                    .map(|c| c.column)
+                    .unwrap_or_else(|| a.name.clone()),
+            );
+        }
+    }
+    out
+}
+
+/// Throughput of every point × mode over its repetitions, one list per row.
+pub(crate) fn throughput_lists(results: &Results) -> Result<DataFrame> {
+    let schema = schema_of(&results.points, "points")?;
+    let axes = present_axes(results, &schema);
+    let carry = identity_carry(&axes, &schema, &["point_id", "lock"]);
+    let mut aggs: Vec<Expr> = carry.iter().map(|c| col(c.as_str()).first()).collect();
+    aggs.push(
+        col("throughput_ops_s")
+            .filter(col("skipped").is_null())
+            .alias("tp"),
+    );
+    results
+        .points
+        .clone()
+        .group_by([col("point"), col("mode")])
+        .agg(aggs)
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("collect throughput per point"))
+}
+
+/// The axes a point must share with its baseline: every non-lock axis along which
+/// the baseline itself varies. An axis on which the baseline has a single value
+/// (for instance a CNA threshold, meaningless for qspinlock and run once) does not
+/// constrain the match.
+pub(crate) fn baseline_keys(
+    results: &Results,
+    lists: &DataFrame,
+    baseline: &str,
+) -> Result<Vec<String>> {
+    let locks = lock_axes(results);
+    let base = lists
+        .clone()
+        .lazy()
+        .filter(col("lock").eq(lit(baseline)))
+        .collect()
+        .map_err(Error::polars("select baseline points"))?;
+    if base.height() == 0 {
+        let names: BTreeSet<String> = str_values(lists, "lock")?.into_iter().collect();
+        return Err(Error::Results(format!(
+            "no points with baseline lock \"{baseline}\"; locks in these results: {}",
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let schema = lists.schema();
+    let mut keys = Vec::new();
+    for a in present_axes(results, schema) {
+        if locks.contains(&a.column) {
+            continue;
+        }
+        let distinct: BTreeSet<String> = str_values(&base, &a.column)?.into_iter().collect();
+        if distinct.len() > 1 {
+            keys.push(a.column);
+        }
+    }
+    Ok(keys)
+}
+
+/// Speedup of every point × mode over the `baseline` lock at the same values of
+/// every other axis: throughput median ratio, with a bootstrap interval (each side's
+/// repetitions resampled independently). Columns: `point`, `mode`, `point_id`,
+/// `lock`, axes, `baseline_point`, `speedup`, `speedup_lo`, `speedup_hi`. Points
+/// without a matching baseline are left out.
+pub fn speedup(results: &Results, baseline: &str) -> Result<DataFrame> {
+    let lists = throughput_lists(results)?;
+    let keys = baseline_keys(results, &lists, baseline)?;
+    let mut join_keys: Vec<Expr> = vec![col("mode")];
+    join_keys.extend(keys.iter().map(|k| col(k.as_str())));
+    let base = lists
+        .clone()
+        .lazy()
+        .filter(col("lock").eq(lit(baseline)))
+        .select(
+            join_keys
+                .iter()
+                .cloned()
+                .chain([
+                    col("point").alias("baseline_point"),
+                    col("tp").alias("base_tp"),
+                ])
+                .collect::<Vec<_>>(),
+        );
+    // Two baseline points with the same key would make the match ambiguous.
+    let dup = base
+        .clone()
+        .group_by(join_keys.clone())
+        .agg([len().alias("n")])
+        .filter(col("n").gt(lit(1)))
+        .collect()
+        .map_err(Error::polars("check baseline uniqueness"))?;
+    if dup.height() > 0 {
+        return Err(Error::Results(format!(
+            "baseline lock \"{baseline}\" has several points with the same values of {}; name the axis that separates them",
+            keys.join(", ")
+        )));
+    }
+    let args = JoinArgs {
+        nulls_equal: true,
+        ..JoinArgs::new(JoinType::Inner)
+    };
+    let joined = lists
+        .lazy()
+        .join(base, join_keys.clone(), join_keys, args)
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars(format!(
+            "join points with baseline {baseline}"
+        )))?;
+    let a = list_values(&joined, "tp")?;
+    let b = list_values(&joined, "base_tp")?;
+    let ids = str_values(&joined, "point_id")?;
+    let modes = str_values(&joined, "mode")?;
+    let est: Vec<Estimate> = (0..joined.height())
+        .map(|i| {
+            let seed = stats::seed_for(&format!("speedup/{}/{}/{baseline}", ids[i], modes[i]));
+            stats::bootstrap(&[a[i].clone(), b[i].clone()], seed, |m| vec![m[0] / m[1]])[0]
+        })
+        .collect();
+    let mut out = joined.drop_many(["tp", "base_tp"]);
+    for (name, v) in [
+        ("speedup", est.iter().map(|e| e.value).collect::<Vec<_>>()),
+        ("speedup_lo", est.iter().map(|e| e.lo).collect()),
+        ("speedup_hi", est.iter().map(|e| e.hi).collect()),
+    ] {
+        out.with_column(Column::new(name.into(), v))
+            .map_err(perr("add speedup columns"))?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,318 @@
+//! Deterministic statistics over repetitions: median with an order-statistic
+//! confidence interval, a seeded bootstrap for derived quantities, Spearman's ρ.
+//!
+//! Every interval here is 95 %. NaN samples (a metric that did not apply in one
+//! repetition) are dropped before anything is computed.
+
+use serde::{Deserialize, Serialize};
+
+/// Confidence level of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+/// Bootstrap resamples per estimate.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+/// Seed of every bootstrap, so the same results always give the same intervals.
+pub const BOOTSTRAP_SEED: u64 = 0x6c6f_636b_6c61_6221;
+
+/// A measured value with its 95 % confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// Samples behind it (repetitions); 0 when nothing was measured.
+    pub n: usize,
+}
+
+impl Estimate {
+    pub fn nan() -> Self {
+        Estimate {
+            value: f64::NAN,
+            lo: f64::NAN,
+            hi: f64::NAN,
+            n: 0,
+        }
+    }
+
+    pub fn exact(v: f64, n: usize) -> Self {
+        Estimate {
+            value: v,
+            lo: v,
+            hi: v,
+            n,
+        }
+    }
+
+    pub fn is_nan(&self) -> bool {
+        self.value.is_nan()
+    }
+
+    /// `1.23 [1.20, 1.31]` (the interval omitted when it is a single value).
+    pub fn label(&self) -> String {
+        use crate::util::fmt_num;
+        if self.lo == self.hi || (self.lo.is_nan() && self.hi.is_nan()) {
+            fmt_num(self.value)
+        } else {
+            format!(
+                "{} [{}, {}]",
+                fmt_num(self.value),
+                fmt_num(self.lo),
+                fmt_num(self.hi)
+            )
+        }
+    }
+}
+
+fn finite_sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn median_sorted(v: &[f64]) -> f64 {
+    let n = v.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => {
+            let (a, b) = (v[n / 2 - 1], v[n / 2]);
+            if a.is_infinite() || b.is_infinite() {
+                if a == b {
+                    a
+                } else {
+                    b
+                }
+            } else {
+                (a + b) / 2.0
+            }
+        }
+    }
+}
+
+pub fn median(xs: &[f64]) -> f64 {
+    median_sorted(&finite_sorted(xs))
+}
+
+/// How many order statistics to drop at each end for a 95 % interval on the median
+/// of `n` samples: the interval [x₍ₖ₊₁₎, x₍ₙ₋ₖ₎] covers the median with probability
+/// 1 − 2·P(Binomial(n, ½) ≤ k), so k is the largest with P(X ≤ k) ≤ 2.5 %. Zero for
+/// n ≤ 8: the interval is then [min, max] (coverage 1 − 2^(1−n), below 95 % for
+/// n ≤ 5).
+pub fn order_stat_trim(n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let alpha = (1.0 - CONFIDENCE) / 2.0;
+    // P(X <= j) accumulated in log space, stable for large n.
+    let ln2n = n as f64 * std::f64::consts::LN_2;
+    let mut ln_c = 0.0f64; // ln C(n, 0)
+    let mut cdf = 0.0f64;
+    let mut k = 0;
+    for j in 0..n {
+        cdf += (ln_c - ln2n).exp();
+        if cdf <= alpha {
+            k = j;
+        } else {
+            break;
+        }
+        ln_c += ((n - j) as f64).ln() - ((j + 1) as f64).ln();
+    }
+    k
+}
+
+/// Median and its distribution-free 95 % interval from order statistics.
+pub fn median_ci(xs: &[f64]) -> Estimate {
+    let v = finite_sorted(xs);
+    let n = v.len();
+    if n == 0 {
+        return Estimate::nan();
+    }
+    let k = order_stat_trim(n);
+    Estimate {
+        value: median_sorted(&v),
+        lo: v[k],
+        hi: v[n - 1 - k],
+        n,
+    }
+}
+
+/// splitmix64: small, fast, and the same on every platform.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * n as f64) as usize % n.max(1)
+    }
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Seed derived from a text key, so each estimate has its own stream regardless of
+/// evaluation order.
+pub fn seed_for(key: &str) -> u64 {
+    // FNV-1a
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h ^ BOOTSTRAP_SEED
+}
+
+/// Percentile bootstrap of statistics computed from the medians of several sample
+/// sets. Each resample draws every set with replacement (once per resample, so a set
+/// shared by several terms moves them together), takes each set's median and hands
+/// the medians to `stats`. Returns, per statistic, the value on the original data
+/// and its 95 % interval.
+pub fn bootstrap(
+    sets: &[Vec<f64>],
+    seed: u64,
+    stats: impl Fn(&[f64]) -> Vec<f64>,
+) -> Vec<Estimate> {
+    let sets: Vec<Vec<f64>> = sets.iter().map(|s| finite_sorted(s)).collect();
+    let medians: Vec<f64> = sets.iter().map(|s| median_sorted(s)).collect();
+    let point = stats(&medians);
+    let n = sets.iter().map(Vec::len).min().unwrap_or(0);
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); point.len()];
+    let mut rng = Rng::new(seed);
+    let mut buf = Vec::new();
+    let mut m = vec![0.0; sets.len()];
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        for (i, s) in sets.iter().enumerate() {
+            if s.len() <= 1 {
+                m[i] = medians[i];
+                continue;
+            }
+            buf.clear();
+            buf.extend((0..s.len()).map(|_| s[rng.below(s.len())]));
+            buf.sort_by(f64::total_cmp);
+            m[i] = median_sorted(&buf);
+        }
+        for (d, v) in draws.iter_mut().zip(stats(&m)) {
+            if !v.is_nan() {
+                d.push(v);
+            }
+        }
+    }
+    let alpha = (1.0 - CONFIDENCE) / 2.0;
+    point
+        .into_iter()
+        .zip(draws)
+        .map(|(value, mut d)| {
+            if value.is_nan() || d.is_empty() {
+                return Estimate {
+                    value,
+                    lo: f64::NAN,
+                    hi: f64::NAN,
+                    n,
+                };
+            }
+            d.sort_by(f64::total_cmp);
+            let at = |q: f64| d[((q * d.len() as f64).floor() as usize).min(d.len() - 1)];
+            Estimate {
+                value,
+                lo: at(alpha).min(value),
+                hi: at(1.0 - alpha).max(value),
+                n,
+            }
+        })
+        .collect()
+}
+
+/// Ranks with ties averaged (1-based).
+fn ranks(xs: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..xs.len()).collect();
+    idx.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut r = vec![0.0; xs.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && xs[idx[j + 1]] == xs[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            r[k] = avg;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Spearman's rank correlation (Pearson on tie-averaged ranks). 0 when either side
+/// is constant; NaN with fewer than two pairs or any NaN.
+pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    if x.len() != y.len() || x.len() < 2 || x.iter().chain(y).any(|v| v.is_nan()) {
+        return f64::NAN;
+    }
+    let (rx, ry) = (ranks(x), ranks(y));
+    let n = x.len() as f64;
+    let (mx, my) = (rx.iter().sum::<f64>() / n, ry.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in rx.iter().zip(&ry) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx).powi(2);
+        syy += (b - my).powi(2);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        0.0
+    } else {
+        sxy / (sxx * syy).sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trim_matches_binomial_tables() {
+        // Known values for the 95 % interval of the median.
+        assert_eq!(order_stat_trim(5), 0);
+        assert_eq!(order_stat_trim(8), 0);
+        assert_eq!(order_stat_trim(9), 1);
+        assert_eq!(order_stat_trim(25), 7);
+        assert_eq!(order_stat_trim(100), 39);
+    }
+
+    #[test]
+    fn median_ci_drops_nan_and_orders() {
+        let e = median_ci(&[3.0, f64::NAN, 1.0, 2.0]);
+        assert_eq!((e.value, e.lo, e.hi, e.n), (2.0, 1.0, 3.0, 3));
+        assert!(median_ci(&[]).is_nan());
+    }
+
+    #[test]
+    fn bootstrap_is_deterministic_and_brackets_the_value() {
+        let sets = vec![
+            vec![10.0, 11.0, 9.0, 10.5, 9.5],
+            vec![5.0, 5.1, 4.9, 5.05, 4.95],
+        ];
+        let f = |m: &[f64]| vec![m[0] / m[1]];
+        let a = bootstrap(&sets, 7, f);
+        let b = bootstrap(&sets, 7, f);
+        assert_eq!(a, b);
+        assert_eq!(a[0].value, 2.0);
+        assert!(a[0].lo < 2.0 && a[0].hi > 2.0);
+    }
+
+    #[test]
+    fn spearman_with_ties() {
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), 1.0);
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[3.0, 2.0, 1.0]), -1.0);
+        assert_eq!(spearman(&[1.0, 2.0, 3.0], &[5.0, 5.0, 5.0]), 0.0);
+        let r = spearman(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]);
+        assert!((r - 0.8).abs() < 1e-12);
+    }
+}

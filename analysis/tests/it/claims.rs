@@ -1,0 +1,465 @@
+use crate::common::*;
+use locklab_analysis::claims::{self, ClaimResult, Verdict};
+use locklab_analysis::load_results;
+use locklab_dsl::plan::*;
+
+fn run(kinds: Vec<(&str, ClaimKind)>) -> Vec<ClaimResult> {
+    let mut plan = plan();
+    plan.claims = kinds.into_iter().map(|(id, k)| claim(id, k)).collect();
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    claims::evaluate(&plan, &r)
+}
+
+fn sp(threshold: Value, threads: i64) -> Expr {
+    metric(mref(
+        "speedup",
+        &[
+            ("lock", s("cna")),
+            ("threshold", threshold),
+            ("threads", Value::Int(threads)),
+        ],
+        Some("stock"),
+    ))
+}
+
+fn one(r: &[ClaimResult], id: &str) -> ClaimResult {
+    let v: Vec<&ClaimResult> = r.iter().filter(|c| c.id == id).collect();
+    assert_eq!(v.len(), 1, "{id}: {v:?}");
+    v[0].clone()
+}
+
+#[test]
+fn band_pass_fail_and_inconclusive() {
+    let tp16 = || {
+        metric(mref(
+            "throughput_ops_s",
+            &[("lock", s("stock")), ("threads", Value::Int(16))],
+            None,
+        ))
+    };
+    let r = run(vec![
+        (
+            "s10",
+            ClaimKind::Band {
+                expr: sp(Value::Duration(10 * MS), 16),
+                lo: 1.7,
+                hi: 2.7,
+            },
+        ),
+        (
+            "high",
+            ClaimKind::Band {
+                expr: sp(Value::Duration(10 * MS), 16),
+                lo: 2.5,
+                hi: 3.0,
+            },
+        ),
+        // The median is 0.5e6 exactly; its interval [0.49e6, 0.51e6] straddles 0.5e6.
+        (
+            "edge",
+            ClaimKind::Band {
+                expr: tp16(),
+                lo: 0.5e6,
+                hi: f64::INFINITY,
+            },
+        ),
+        // A ratio of two speedups shares the baseline: S1/S10 = 0.9.
+        (
+            "ratio",
+            ClaimKind::Band {
+                expr: Expr::Binary {
+                    op: BinOp::Div,
+                    lhs: Box::new(sp(Value::Duration(MS), 16)),
+                    rhs: Box::new(sp(Value::Duration(10 * MS), 16)),
+                },
+                lo: 0.8,
+                hi: 1.0,
+            },
+        ),
+    ]);
+    let s10 = one(&r, "s10");
+    assert_eq!(s10.verdict, Verdict::Pass, "{s10:?}");
+    assert!((s10.measured.unwrap().value - 2.0).abs() < 1e-9);
+    assert_eq!(s10.expectation, "in [1.700, 2.700]");
+    assert_eq!(s10.mode, None, "one mode in the results: no per-mode label");
+    assert_eq!(one(&r, "high").verdict, Verdict::Fail);
+    let edge = one(&r, "edge");
+    assert_eq!(edge.verdict, Verdict::Inconclusive, "{edge:?}");
+    assert!(edge.detail.contains("straddles"));
+    let ratio = one(&r, "ratio");
+    assert_eq!(ratio.verdict, Verdict::Pass, "{ratio:?}");
+    assert!((ratio.measured.unwrap().value - 0.9).abs() < 1e-9);
+    assert_eq!(ratio.terms.len(), 2);
+}
+
+#[test]
+fn ordering_with_gap_and_spread() {
+    let t = |ms: u64| Value::Duration(ms);
+    let r = run(vec![
+        (
+            "order",
+            ClaimKind::Ordering {
+                exprs: vec![sp(t(100_000), 16), sp(t(MS), 16), sp(t(10 * MS), 16)],
+                op: OrderOp::Less,
+                min_gap: 0.02,
+            },
+        ),
+        (
+            "reversed",
+            ClaimKind::Ordering {
+                exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
+                op: OrderOp::Less,
+                min_gap: 0.02,
+            },
+        ),
+        (
+            // 1.8 vs 2.0 is an 11 % gap: a 20 % minimum cannot be met.
+            "toosmall",
+            ClaimKind::Ordering {
+                exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
+                op: OrderOp::Greater,
+                min_gap: 0.2,
+            },
+        ),
+        (
+            // Equal speedups at 4 threads: neither order holds beyond noise.
+            "tied",
+            ClaimKind::Ordering {
+                exprs: vec![
+                    metric(mref(
+                        "throughput_ops_s",
+                        &[
+                            ("lock", s("cna")),
+                            ("threshold", t(MS)),
+                            ("threads", Value::Int(4)),
+                        ],
+                        None,
+                    )),
+                    metric(mref(
+                        "throughput_ops_s",
+                        &[("lock", s("stock")), ("threads", Value::Int(4))],
+                        None,
+                    )),
+                ],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+            },
+        ),
+    ]);
+    let o = one(&r, "order");
+    assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
+    assert!(
+        (o.measured.unwrap().value - (2.0 / 1.8 - 1.0)).abs() < 1e-9,
+        "smallest gap: 2.0 over 1.8"
+    );
+    assert_eq!(one(&r, "reversed").verdict, Verdict::Fail);
+    assert_eq!(one(&r, "toosmall").verdict, Verdict::Fail);
+    let tied = one(&r, "tied");
+    assert_eq!(tied.verdict, Verdict::Inconclusive, "{tied:?}");
+}
+
+#[test]
+fn trends_over_axes_and_cpus() {
+    let r = run(vec![
+        (
+            "thr",
+            ClaimKind::Trend {
+                metric: mref(
+                    "speedup",
+                    &[("lock", s("cna")), ("threads", Value::Int(16))],
+                    Some("stock"),
+                ),
+                axis: "threshold".into(),
+                values: thresholds(),
+                direction: TrendDirection::Decreasing,
+                min_rho: 0.8,
+            },
+        ),
+        (
+            "thr_up",
+            ClaimKind::Trend {
+                metric: mref(
+                    "speedup",
+                    &[("lock", s("cna")), ("threads", Value::Int(16))],
+                    Some("stock"),
+                ),
+                axis: "threshold".into(),
+                values: vec![],
+                direction: TrendDirection::Increasing,
+                min_rho: 0.8,
+            },
+        ),
+        (
+            "cpu",
+            ClaimKind::Trend {
+                metric: mref(
+                    "wait_p99_ns",
+                    &[("lock", s("stock")), ("threads", Value::Int(4))],
+                    None,
+                ),
+                axis: "cpu".into(),
+                values: vec![],
+                direction: TrendDirection::Increasing,
+                min_rho: 0.8,
+            },
+        ),
+        (
+            "flat",
+            ClaimKind::Trend {
+                metric: mref(
+                    "speedup",
+                    &[("lock", s("cna")), ("threads", Value::Int(4))],
+                    Some("stock"),
+                ),
+                axis: "threshold".into(),
+                values: vec![],
+                direction: TrendDirection::Increasing,
+                min_rho: 0.8,
+            },
+        ),
+    ]);
+    let thr = one(&r, "thr");
+    assert_eq!(thr.verdict, Verdict::Pass, "{thr:?}");
+    assert_eq!(thr.measured.unwrap().value, -1.0);
+    // Ascending threshold order (100us, 1ms, 10ms): speedup rises.
+    assert_eq!(one(&r, "thr_up").verdict, Verdict::Pass);
+    let cpu = one(&r, "cpu");
+    assert_eq!(cpu.verdict, Verdict::Pass, "{cpu:?}");
+    assert_eq!(cpu.terms.len(), 4);
+    let flat = one(&r, "flat");
+    assert_ne!(flat.verdict, Verdict::Pass, "{flat:?}");
+}
+
+#[test]
+fn thread_and_handoff_selectors() {
+    fn sel(extra: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
+        let mut v = vec![
+            ("lock", s("cna")),
+            ("threshold", Value::Duration(MS)),
+            ("threads", Value::Int(16)),
+        ];
+        v.extend(extra.iter().cloned());
+        v
+    }
+    let r = run(vec![
+        (
+            "cpu7",
+            ClaimKind::Band {
+                expr: metric(mref("wait_p99_ns", &sel(&[("cpu", Value::Int(7))]), None)),
+                lo: 7900.0,
+                hi: 8100.0,
+            },
+        ),
+        (
+            "node1",
+            ClaimKind::Band {
+                expr: metric(mref("share", &sel(&[("node", Value::Int(1))]), None)),
+                lo: 0.49,
+                hi: 0.51,
+            },
+        ),
+        (
+            "remote",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "wait_max_ns",
+                    &sel(&[("remote", Value::Bool(true))]),
+                    None,
+                )),
+                lo: 0.0,
+                hi: 3.0 * 1e6 + 1e6,
+            },
+        ),
+        (
+            "hcount",
+            ClaimKind::Band {
+                expr: metric(mref("count", &sel(&[("remote", Value::Bool(false))]), None)),
+                lo: 1800.0,
+                hi: 1800.0,
+            },
+        ),
+    ]);
+    for id in ["cpu7", "node1", "remote", "hcount"] {
+        let c = one(&r, id);
+        assert_eq!(c.verdict, Verdict::Pass, "{c:?}");
+    }
+    assert_eq!(one(&r, "remote").measured.unwrap().value, 30_002.0);
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let r = run(vec![
+        (
+            "typo",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "throughput_ops_s",
+                    &[("thresold", Value::Duration(MS))],
+                    None,
+                )),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+        (
+            "nopoint",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "throughput_ops_s",
+                    &[("threshold", Value::Duration(5 * MS))],
+                    None,
+                )),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+        (
+            "ambiguous",
+            ClaimKind::Band {
+                expr: metric(mref("throughput_ops_s", &[("lock", s("cna"))], None)),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+        (
+            "metric",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "throughput",
+                    &[("lock", s("stock")), ("threads", Value::Int(4))],
+                    None,
+                )),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+        (
+            "nan",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "cpu_wall_ratio",
+                    &[("lock", s("stock")), ("threads", Value::Int(4))],
+                    None,
+                )),
+                lo: 0.97,
+                hi: f64::INFINITY,
+            },
+        ),
+        (
+            "nobase",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "speedup",
+                    &[
+                        ("lock", s("cna")),
+                        ("threshold", Value::Duration(MS)),
+                        ("threads", Value::Int(4)),
+                    ],
+                    None,
+                )),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+        (
+            "native",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "throughput_ops_s",
+                    &[
+                        ("mode", s("native")),
+                        ("lock", s("stock")),
+                        ("threads", Value::Int(4)),
+                    ],
+                    None,
+                )),
+                lo: 0.0,
+                hi: 1.0,
+            },
+        ),
+    ]);
+    let d = |id: &str| one(&r, id);
+    assert_eq!(d("typo").verdict, Verdict::Error);
+    assert!(
+        d("typo").detail.contains("did you mean \"threshold\""),
+        "{}",
+        d("typo").detail
+    );
+    assert!(
+        d("nopoint").detail.contains("threshold=5ms"),
+        "{}",
+        d("nopoint").detail
+    );
+    assert!(
+        d("ambiguous").detail.contains("matches 6 points"),
+        "{}",
+        d("ambiguous").detail
+    );
+    assert!(
+        d("ambiguous").detail.contains("threshold, threads"),
+        "{}",
+        d("ambiguous").detail
+    );
+    assert!(
+        d("metric")
+            .detail
+            .contains("did you mean \"throughput_ops_s\""),
+        "{}",
+        d("metric").detail
+    );
+    assert!(
+        d("nan").detail.contains("not measured"),
+        "{}",
+        d("nan").detail
+    );
+    assert!(
+        d("nobase").detail.contains("needs a baseline"),
+        "{}",
+        d("nobase").detail
+    );
+    assert_eq!(d("native").verdict, Verdict::Skipped, "{:?}", d("native"));
+    assert_eq!(claims::exit_code(&r), 1);
+}
+
+#[test]
+fn non_gating_claims_report_and_do_not_gate() {
+    let mut plan = plan();
+    let mut c = claim(
+        "s100",
+        ClaimKind::Band {
+            expr: sp(Value::Duration(100_000), 16),
+            lo: 1.14,
+            hi: 1.14,
+        },
+    );
+    c.gating = false;
+    let mut ok = claim(
+        "s10",
+        ClaimKind::Band {
+            expr: sp(Value::Duration(10 * MS), 16),
+            lo: 1.7,
+            hi: 2.7,
+        },
+    );
+    ok.line = 12;
+    plan.claims = vec![c, ok];
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let res = claims::evaluate(&plan, &r);
+    assert_eq!(res[0].verdict, Verdict::Report);
+    assert!(res[0].detail.contains("would be fail"), "{}", res[0].detail);
+    assert_eq!(claims::exit_code(&res), 0);
+
+    let table = claims::claims_table(&res);
+    assert!(
+        table.contains("s10") && table.contains("cna.lab:12") && table.contains("pass"),
+        "{table}"
+    );
+    assert!(table.contains("report (not gating)"), "{table}");
+
+    claims::write_claims_json(dir.path(), &res).unwrap();
+    let back = claims::read_claims_json(dir.path()).unwrap();
+    assert_eq!(back.len(), 2);
+    assert_eq!(back[1].verdict, Verdict::Pass);
+}

@@ -1,0 +1,327 @@
+//! A hand-made plan and synthetic records with known answers.
+//!
+//! Plan: lock ∈ {stock (qspinlock), cna}, threshold ∈ {10ms, 1ms, 100us} (cna only;
+//! stock runs at 10ms, as a `where` filter would leave it), threads ∈ {4, 16}.
+//! Throughput of stock: 1e6 at 4 threads, 0.5e6 at 16; cna = stock × S with
+//! S = 2.0 / 1.8 / 1.2 at 16 threads (10ms / 1ms / 100us) and 1.0 at 4 threads.
+//! Repetition r multiplies every throughput by 1 + 0.01·(r − 2), so the ratio of
+//! medians is exactly S and each point's interval is ±2 %.
+
+use locklab_dsl::plan::*;
+use locklab_runner::manifest::{HostInfo, Manifest};
+use locklab_runner::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use std::collections::BTreeMap;
+
+pub const REPS: u32 = 5;
+pub const MS: u64 = 1_000_000;
+
+pub fn thresholds() -> Vec<Value> {
+    vec![
+        Value::Duration(10 * MS),
+        Value::Duration(MS),
+        Value::Duration(100_000),
+    ]
+}
+
+pub fn plan() -> Plan {
+    let mut points = Vec::new();
+    let single = Workload::SingleLock {
+        critical: Dist::Fixed { ns: 90 },
+        outside: Dist::Fixed { ns: 520 },
+        lines: 2,
+    };
+    let mut push = |lock: &str, threshold: Value, threads: u32| {
+        let algo = if lock == "cna" {
+            LockAlgo::Cna(CnaParams {
+                threshold_ns: threshold.as_f64().unwrap() as u64,
+                variant: CnaVariant::V15,
+                shuffle_skip_prob: 127.0 / 128.0,
+            })
+        } else {
+            LockAlgo::Qspinlock
+        };
+        let mut axes = BTreeMap::new();
+        axes.insert("lock".to_string(), Value::Str(lock.into()));
+        axes.insert("threshold".to_string(), threshold.clone());
+        axes.insert("threads".to_string(), Value::Int(threads as i64));
+        let index = points.len();
+        points.push(Point {
+            index,
+            id: format!(
+                "lock={lock},threshold={},threads={threads}",
+                threshold.label()
+            ),
+            axes,
+            seed: 1000 + index as u64,
+            threads,
+            lock: LockSpec {
+                name: lock.into(),
+                algo,
+            },
+            workload: single.clone(),
+            placement: Placement {
+                policy: PlacementKind::WillItScale,
+                virtual_nodes: None,
+            },
+            modes: vec![],
+        });
+    };
+    for threads in [4u32, 16] {
+        push("stock", Value::Duration(10 * MS), threads);
+        for t in thresholds() {
+            push("cna", t, threads);
+        }
+    }
+    Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        experiment: "cna_threshold".into(),
+        description: Some("synthetic".into()),
+        master_seed: 42,
+        topology: Topology::Host { costs: None },
+        run: RunSpec {
+            modes: vec![Mode::Sim],
+            duration_ns: 200 * MS,
+            warmup_ns: 10 * MS,
+            repetitions: REPS,
+            quick_duration_ns: MS,
+            quick_warmup_ns: 0,
+            quick_repetitions: 1,
+        },
+        axes: vec![
+            Axis {
+                name: "lock".into(),
+                values: vec![Value::Str("stock".into()), Value::Str("cna".into())],
+                zip_group: None,
+            },
+            Axis {
+                name: "threshold".into(),
+                values: thresholds(),
+                zip_group: None,
+            },
+            Axis {
+                name: "threads".into(),
+                values: vec![Value::Int(4), Value::Int(16)],
+                zip_group: None,
+            },
+        ],
+        points,
+        claims: vec![],
+        plots: vec![],
+        sources: vec![SourceFile {
+            path: "cna.lab".into(),
+            sha256: "00".repeat(32),
+        }],
+    }
+}
+
+pub fn speedup_of(p: &Point) -> f64 {
+    if p.lock.name == "stock" || p.threads == 4 {
+        return 1.0;
+    }
+    match p.axes["threshold"].as_f64().unwrap() as u64 {
+        t if t == 10 * MS => 2.0,
+        t if t == MS => 1.8,
+        _ => 1.2,
+    }
+}
+
+pub fn throughput(p: &Point, rep: u32) -> f64 {
+    let stock = if p.threads == 4 { 1e6 } else { 0.5e6 };
+    stock * speedup_of(p) * (1.0 + 0.01 * (rep as f64 - 2.0))
+}
+
+pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
+    let p = &plan.points[point];
+    let tp = throughput(p, rep);
+    let n = p.threads;
+    let mut extra = BTreeMap::new();
+    extra.insert("migrations_per_wakeup".to_string(), 0.25 * (rep + 1) as f64);
+    let point_rec = PointRecord {
+        point: point as u32,
+        point_id: p.id.clone(),
+        mode,
+        rep,
+        seed: p.seed + rep as u64,
+        lock: p.lock.name.clone(),
+        lock_algo: p.lock.algo.kind_name().into(),
+        workload: "single".into(),
+        threads: n,
+        skipped: None,
+        window_ns: 200 * MS,
+        acquisitions: (tp * 0.2) as u64,
+        ops: (tp * 0.2) as u64,
+        throughput_ops_s: tp,
+        cpu_ns_per_acq: f64::NAN,
+        overhead_ns: f64::NAN,
+        jain: 0.9 + 0.01 * rep as f64,
+        cov_acq: 0.1,
+        max_min: if rep == 0 { f64::INFINITY } else { 1.5 },
+        fairness_factor: if p.lock.name == "cna" { 0.55 } else { 0.5 },
+        window_fairness_factor_max: 0.58,
+        fairness_window_ns: MS,
+        wait_p50_ns: 500.0,
+        wait_p99_ns: 5000.0 + 100.0 * rep as f64,
+        wait_p999_ns: 9000.0,
+        wait_max_ns: 20000.0,
+        wait_mean_ns: 800.0,
+        hold_mean_ns: 90.0,
+        bypass_max: 3.0,
+        bypass_mean: 1.0,
+        handoff_local_frac: if p.lock.name == "cna" { 0.9 } else { 0.5 },
+        cpu_wall_ratio: f64::NAN,
+        critical_nominal_ns: 90.0,
+        critical_achieved_ns: 90.0,
+        outside_nominal_ns: 520.0,
+        outside_achieved_ns: 520.0,
+        noise: "sim".into(),
+        wait_cdf_ns: CDF_QUANTILES
+            .iter()
+            .map(|q| 100.0 + 10_000.0 * q * q)
+            .collect(),
+        extra,
+    };
+    let threads = (0..n)
+        .map(|i| ThreadRecord {
+            point: point as u32,
+            mode,
+            rep,
+            thread: i,
+            cpu: i,
+            node: i / (n / 2).max(1),
+            class: "lock".into(),
+            acquisitions: 1000 + i as u64,
+            share: 1.0 / n as f64,
+            wait_p50_ns: 400.0 + i as f64,
+            // Rises with the CPU id: the double-lock gradient.
+            wait_p99_ns: 1000.0 * (1.0 + i as f64) + rep as f64,
+            wait_p999_ns: 2000.0 * (1.0 + i as f64),
+            wait_max_ns: 3000.0 * (1.0 + i as f64),
+            wait_mean_ns: 500.0,
+            hold_mean_ns: 90.0,
+            bypass_max: 2.0,
+            cpu_ns: f64::NAN,
+        })
+        .collect();
+    let mut handoffs = Vec::new();
+    for from in 0..2u32 {
+        for to in 0..2u32 {
+            handoffs.push(HandoffRecord {
+                point: point as u32,
+                mode,
+                rep,
+                from_node: from,
+                to_node: to,
+                distance: if from == to { "local" } else { "remote" }.into(),
+                count: if from == to { 900 } else { 100 },
+                wait_p50_ns: 300.0,
+                wait_p99_ns: if from == to { 2000.0 } else { 8000.0 },
+                wait_max_ns: if from == to {
+                    4000.0
+                } else {
+                    30_000.0 + rep as f64
+                },
+            });
+        }
+    }
+    RunRecord {
+        point: point_rec,
+        threads,
+        handoffs,
+    }
+}
+
+pub fn all_records(plan: &Plan) -> Vec<RunRecord> {
+    let mut v = Vec::new();
+    for p in 0..plan.points.len() {
+        for r in 0..REPS {
+            v.push(record(plan, p, Mode::Sim, r));
+        }
+    }
+    v
+}
+
+/// A fixed permutation, so tests see records out of order.
+pub fn shuffled<T: Clone>(v: &[T]) -> Vec<T> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    let mut s: u64 = 12345;
+    for i in (1..idx.len()).rev() {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let j = (s >> 33) as usize % (i + 1);
+        idx.swap(i, j);
+    }
+    idx.into_iter().map(|i| v[i].clone()).collect()
+}
+
+pub fn manifest(plan: &Plan) -> Manifest {
+    Manifest {
+        schema_version: 1,
+        locklab_version: "0.1.0".into(),
+        git_commit: Some("abc123".into()),
+        git_dirty: Some(false),
+        rustc: Some("rustc 1.85.0".into()),
+        build_profile: "debug".into(),
+        command_line: vec!["locklab".into(), "run".into(), "cna.lab".into()],
+        sources: plan.sources.clone(),
+        master_seed: plan.master_seed,
+        modes: vec![Mode::Sim],
+        quick: false,
+        overrides: vec![],
+        shard: None,
+        started_utc: "2026-01-01T00:00:00Z".into(),
+        finished_utc: None,
+        status: "running".into(),
+        host: HostInfo {
+            hostname: "labhost".into(),
+            kernel: "6.1".into(),
+            cpu_model: "Test CPU".into(),
+            online_cpus: 2,
+            ..HostInfo::default()
+        },
+        plan: plan.clone(),
+    }
+}
+
+pub fn mref(metric: &str, select: &[(&str, Value)], baseline: Option<&str>) -> MetricRef {
+    MetricRef {
+        metric: metric.into(),
+        select: select
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        baseline: baseline.map(str::to_string),
+    }
+}
+
+pub fn claim(id: &str, kind: ClaimKind) -> Claim {
+    Claim {
+        id: id.into(),
+        text: format!("claim {id}"),
+        source: Some("v15 cover letter".into()),
+        file: "cna.lab".into(),
+        line: 10,
+        gating: true,
+        kind,
+    }
+}
+
+pub fn metric(m: MetricRef) -> Expr {
+    Expr::Metric(m)
+}
+
+pub fn s(x: &str) -> Value {
+    Value::Str(x.into())
+}
+
+/// A finished results directory with every record.
+pub fn results_dir(plan: &Plan) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &m).unwrap();
+    for r in shuffled(&all_records(plan)) {
+        w.write(&r).unwrap();
+    }
+    w.finish(&m).unwrap();
+    dir
+}

@@ -1,0 +1,84 @@
+use crate::common::*;
+use locklab_analysis::load_results;
+use locklab_analysis::pipeline::{self, estimates, f64_values, str_values};
+
+#[test]
+fn point_summary_gives_median_and_order_statistic_interval() {
+    let plan = plan();
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let s = pipeline::point_summary(&r).unwrap();
+    assert_eq!(s.height(), plan.points.len());
+    let tp = estimates(&s, "throughput_ops_s").unwrap();
+    let ids = str_values(&s, "point_id").unwrap();
+    for (i, id) in ids.iter().enumerate() {
+        let p = plan.points.iter().find(|p| &p.id == id).unwrap();
+        let e = tp[i];
+        assert!((e.value - throughput(p, 2)).abs() < 1e-6, "{id}");
+        // Five repetitions: the 95 % interval is [min, max].
+        assert!((e.lo - throughput(p, 0)).abs() < 1e-6);
+        assert!((e.hi - throughput(p, 4)).abs() < 1e-6);
+        assert_eq!(e.n, 5);
+    }
+    // The infinite max/min of repetition 0 is kept, not averaged away.
+    let mm = estimates(&s, "max_min").unwrap();
+    assert_eq!(mm[0].value, 1.5);
+    assert!(mm[0].hi.is_infinite());
+}
+
+#[test]
+fn speedup_joins_the_baseline_on_every_other_axis() {
+    let plan = plan();
+    let dir = results_dir(&plan); // written in shuffled order
+    let r = load_results(dir.path()).unwrap();
+    let s = pipeline::speedup(&r, "stock").unwrap();
+    assert_eq!(s.height(), plan.points.len());
+    let ids = str_values(&s, "point_id").unwrap();
+    let sp = estimates(&s, "speedup").unwrap();
+    let base = f64_values(&s, "baseline_point").unwrap();
+    let pts = f64_values(&s, "point").unwrap();
+    assert!(pts.windows(2).all(|w| w[0] < w[1]), "sorted after the join");
+    for (i, id) in ids.iter().enumerate() {
+        let p = plan.points.iter().find(|p| &p.id == id).unwrap();
+        assert!(
+            (sp[i].value - speedup_of(p)).abs() < 1e-9,
+            "{id}: {}",
+            sp[i].value
+        );
+        assert!(sp[i].lo <= sp[i].value && sp[i].value <= sp[i].hi);
+        let b = &plan.points[base[i] as usize];
+        assert_eq!(b.lock.name, "stock");
+        assert_eq!(b.threads, p.threads, "{id} matched {}", b.id);
+    }
+    let e = pipeline::speedup(&r, "stokc").unwrap_err().to_string();
+    assert!(e.contains("stokc") && e.contains("stock"), "{e}");
+}
+
+#[test]
+fn node_thread_and_handoff_tables() {
+    let plan = plan();
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let nodes = pipeline::node_summary(&r).unwrap();
+    assert_eq!(nodes.height(), plan.points.len() * 2);
+    let p99 = estimates(&nodes, "wait_p99_ns").unwrap();
+    // Point 0 (4 threads): node 1 holds threads 2 and 3, p99 = max = 4000 + rep.
+    assert_eq!(p99[1].value, 4002.0);
+    let share = estimates(&nodes, "share").unwrap();
+    assert!((share[0].value - 0.5).abs() < 1e-12);
+    let threads = pipeline::thread_summary(&r).unwrap();
+    assert_eq!(
+        threads.height(),
+        plan.points
+            .iter()
+            .map(|p| p.threads as usize)
+            .sum::<usize>()
+    );
+    let h = pipeline::handoff_summary(&r).unwrap();
+    assert_eq!(h.height(), plan.points.len() * 4);
+    let max = estimates(&h, "wait_max_ns").unwrap();
+    assert_eq!(max[1].value, 30_002.0);
+    let cdfs = pipeline::wait_cdfs(&r).unwrap();
+    assert_eq!(cdfs.len(), plan.points.len());
+    assert_eq!(cdfs[0].quantiles_ns.len(), 21);
+}

@@ -1,0 +1,177 @@
+use crate::common::*;
+use locklab_analysis::pipeline::{f64_values, str_values};
+use locklab_analysis::store::{self, ResultsWriter};
+use locklab_analysis::{load_results, merge};
+use locklab_dsl::plan::Mode;
+use polars::prelude::*;
+
+fn collect(lf: &LazyFrame) -> DataFrame {
+    lf.clone().collect().unwrap()
+}
+
+#[test]
+fn round_trip_keeps_every_column_and_row() {
+    let plan = plan();
+    let dir = results_dir(&plan);
+    for f in [
+        "manifest.yaml",
+        "points.parquet",
+        "threads.parquet",
+        "handoffs.parquet",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f} missing");
+    }
+    let r = load_results(dir.path()).unwrap();
+    assert_eq!(r.manifest.status, "complete");
+    assert!(r.manifest.finished_utc.is_some());
+    let points = collect(&r.points);
+    assert_eq!(points.height(), plan.points.len() * REPS as usize);
+    for c in [
+        "schema_version",
+        "point",
+        "point_id",
+        "mode",
+        "rep",
+        "lock",
+        "threshold_ns",
+        "threads",
+        "throughput_ops_s",
+        "wait_p99_ns",
+        "fairness_factor",
+        "migrations_per_wakeup",
+        "wait_cdf_ns",
+        "skipped",
+    ] {
+        assert!(points.column(c).is_ok(), "points lacks {c}");
+    }
+    assert_eq!(
+        points.column("threshold_ns").unwrap().dtype(),
+        &DataType::Float64
+    );
+    assert_eq!(points.column("lock").unwrap().dtype(), &DataType::String);
+    assert!(matches!(
+        points.column("wait_cdf_ns").unwrap().dtype(),
+        DataType::List(_)
+    ));
+    // Rows are sorted by (point, mode, rep) whatever the write order.
+    let p = f64_values(&points, "point").unwrap();
+    assert!(p.windows(2).all(|w| w[0] <= w[1]));
+    let thr = f64_values(&points, "threshold_ns").unwrap();
+    assert_eq!(thr[0], 10e6);
+    // NaN and infinity survive the journal and Parquet.
+    let mm = f64_values(&points, "max_min").unwrap();
+    assert!(mm[0].is_infinite());
+    assert!(f64_values(&points, "cpu_wall_ratio").unwrap()[0].is_nan());
+    assert!(f64_values(&points, "schema_version")
+        .unwrap()
+        .iter()
+        .all(|v| *v == 1.0));
+
+    let threads = collect(&r.threads);
+    let expected: u32 = plan.points.iter().map(|p| p.threads).sum::<u32>() * REPS;
+    assert_eq!(threads.height(), expected as usize);
+    for c in [
+        "threshold_ns",
+        "lock",
+        "thread",
+        "cpu",
+        "node",
+        "class",
+        "wait_p99_ns",
+        "share",
+    ] {
+        assert!(threads.column(c).is_ok(), "threads lacks {c}");
+    }
+    let handoffs = collect(&r.handoffs);
+    assert_eq!(handoffs.height(), plan.points.len() * REPS as usize * 4);
+    let remote = str_values(&handoffs, "remote").unwrap();
+    assert_eq!(remote[..4], ["false", "true", "true", "false"]);
+}
+
+#[test]
+fn resume_keeps_finished_records() {
+    let plan = plan();
+    let m = manifest(&plan);
+    let dir = tempfile::tempdir().unwrap();
+    let recs = all_records(&plan);
+    let (first, rest) = recs.split_at(7);
+    {
+        let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
+        for r in first {
+            w.write(r).unwrap();
+        }
+        // Dropped without finish: an interrupted run.
+    }
+    // A write cut short leaves a temporary file, which resume ignores.
+    std::fs::write(dir.path().join("parts/.p000009-sim-r0000.yaml.tmp"), "half").unwrap();
+    // An interrupted run can still be loaded from its journal.
+    let partial = load_results(dir.path()).unwrap();
+    assert_eq!(collect(&partial.points).height(), 7);
+
+    assert!(
+        ResultsWriter::create(dir.path(), &m).is_err(),
+        "create must refuse a started run"
+    );
+    let (mut w, m2, done) = ResultsWriter::resume(dir.path()).unwrap();
+    assert_eq!(m2, m);
+    assert_eq!(done.len(), 7);
+    assert!(done.contains(&(0, Mode::Sim, 0)));
+    for r in rest {
+        if !done.contains(&(r.point.point, r.point.mode, r.point.rep)) {
+            w.write(r).unwrap();
+        }
+    }
+    w.finish(&m2).unwrap();
+    let r = load_results(dir.path()).unwrap();
+    assert_eq!(collect(&r.points).height(), recs.len());
+    assert!(!dir
+        .path()
+        .join("parts/.p000009-sim-r0000.yaml.tmp")
+        .exists());
+}
+
+#[test]
+fn merge_joins_disjoint_shards_and_refuses_overlap() {
+    let plan = plan();
+    let recs = all_records(&plan);
+    let mk = |part: &[locklab_runner::records::RunRecord]| {
+        let d = tempfile::tempdir().unwrap();
+        let mut m = manifest(&plan);
+        m.shard = Some((0, 2));
+        let mut w = ResultsWriter::create(d.path(), &m).unwrap();
+        for r in part {
+            w.write(r).unwrap();
+        }
+        w.finish(&m).unwrap();
+        d
+    };
+    let (a, b) = recs.split_at(recs.len() / 2);
+    let (da, db) = (mk(a), mk(b));
+    let out = tempfile::tempdir().unwrap();
+    let n = merge(
+        &[da.path().to_path_buf(), db.path().to_path_buf()],
+        &out.path().join("m"),
+    )
+    .unwrap();
+    assert_eq!(n, recs.len());
+    let r = load_results(&out.path().join("m")).unwrap();
+    assert_eq!(collect(&r.points).height(), recs.len());
+    assert_eq!(r.manifest.shard, None);
+
+    let dc = mk(&recs[..3]);
+    let e = merge(
+        &[da.path().to_path_buf(), dc.path().to_path_buf()],
+        &out.path().join("x"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("in both"), "{e}");
+}
+
+#[test]
+fn axis_columns_carry_unit_suffixes() {
+    let cols = store::axis_columns(&plan());
+    let names: Vec<&str> = cols.iter().map(|c| c.column.as_str()).collect();
+    assert_eq!(names, ["lock", "threshold_ns", "threads"]);
+    assert!(!cols[0].numeric && cols[1].numeric);
+}

@@ -16,7 +16,20 @@ fn main() {
         })
         .collect();
     let checked = load(&path, &FsLoader, &LoadOptions { overrides });
-    print!("{}", render(&checked.diagnostics, &checked.sources, false));
+    if std::env::var_os("DIAG_LINES").is_some() {
+        // One line per diagnostic: `file:line:col: severity: message`.
+        for d in &checked.diagnostics {
+            let text = checked
+                .sources
+                .iter()
+                .find(|(p, _)| *p == d.file)
+                .map_or("", |(_, t)| t.as_str());
+            let (l, c) = d.line_col(text);
+            println!("{}:{l}:{c}: {d}", d.file);
+        }
+    } else {
+        print!("{}", render(&checked.diagnostics, &checked.sources, false));
+    }
     if let Some(plan) = &checked.plan {
         print!("{}", print_plan_table(plan));
         if std::env::var_os("PLAN_JSON").is_some() {

@@ -24,6 +24,8 @@ struct AxisDecl {
     vals: Vec<Val>,
     values: Vec<Value>,
     zip: Option<u32>,
+    /// Some values did not check: skip follow-on errors that would only repeat it.
+    broken: bool,
 }
 
 struct ModeSpec {
@@ -125,6 +127,7 @@ pub fn experiment(
             ValKind::Symbol(name) => match ctx.topologies.get(name).cloned() {
                 Some(def) => ctx.topology(&def),
                 None if name == "host" => Some(Topology::Host { costs: None }),
+                None if ctx.broken.contains(&("topology".to_string(), name.clone())) => None,
                 None => {
                     let cands: Vec<String> = ctx
                         .topologies
@@ -272,10 +275,11 @@ pub fn experiment(
                 ok = false;
             }
             Ok(vals) => {
-                let Some((vals, values)) = axis_list(ctx, pf, &k.clone(), &vals) else {
+                let (vals, values, good) = axis_list(ctx, pf, &k.clone(), &vals);
+                if !good {
                     ok = false;
                     continue;
-                };
+                }
                 if let Some(g) = axes[ai].zip {
                     if let Some(other) = axes.iter().find(|a| a.zip == Some(g) && a.name.name != *k)
                     {
@@ -473,7 +477,9 @@ pub fn experiment(
                 idx[g] = 0;
             }
         }
-        if kept == 0 {
+        if kept == 0 && axes.iter().any(|a| a.broken) {
+            ok = false;
+        } else if kept == 0 {
             ok = false;
             let (f, sp) = ms
                 .where_spans
@@ -566,9 +572,9 @@ pub fn experiment(
                         pfile,
                         pval.span,
                         format!(
-                            "the placement lists {} CPUs but point {} needs {threads}",
+                            "the placement lists {} CPU{} but {threads} threads need one each",
                             list.len(),
-                            p.id
+                            if list.len() == 1 { "" } else { "s" }
                         ),
                     )
                     .set_label("too few CPUs");
@@ -615,6 +621,11 @@ pub fn experiment(
 
     // Claims and plots.
     let cx = ClaimCx {
+        broken: axes
+            .iter()
+            .filter(|a| a.broken)
+            .map(|a| a.name.name.clone())
+            .collect(),
         axes: &plan_axes,
         points: &points,
         lock_axis: lock_axis.clone(),
@@ -770,36 +781,21 @@ fn add_axis(
         ValKind::List(items) => items.clone(),
         _ => vec![p.value.clone()],
     };
-    let Some((vals, values)) = axis_list(ctx, file, name, &items) else {
-        // Keep the axis (without values) so that references to it do not cascade.
-        axes.push(AxisDecl {
-            name: p.key.clone(),
-            file,
-            vals: Vec::new(),
-            values: Vec::new(),
-            zip,
-        });
-        return false;
-    };
-    if values.is_empty() {
+    // A broken axis keeps its good values so that later checks do not cascade.
+    let (vals, values, good) = axis_list(ctx, file, name, &items);
+    if good && values.is_empty() {
         ctx.err(file, p.value.span, format!("axis `{name}` has no values"));
-        axes.push(AxisDecl {
-            name: p.key.clone(),
-            file,
-            vals,
-            values,
-            zip,
-        });
-        return false;
     }
+    let broken = !good || values.is_empty();
     axes.push(AxisDecl {
         name: p.key.clone(),
         file,
         vals,
         values,
         zip,
+        broken,
     });
-    true
+    !broken
 }
 
 /// Expand ranges, convert to plan values, check one type and no repeats.
@@ -808,7 +804,7 @@ fn axis_list(
     file: usize,
     name: &str,
     items: &[Val],
-) -> Option<(Vec<Val>, Vec<Value>)> {
+) -> (Vec<Val>, Vec<Value>, bool) {
     let mut vals = Vec::new();
     let mut ok = true;
     for it in items {
@@ -886,7 +882,7 @@ fn axis_list(
             }
         }
     }
-    ok.then_some((kept_vals, values))
+    (kept_vals, values, ok)
 }
 
 fn expand_range(ctx: &mut Ctx, file: usize, r: &Val) -> Option<Vec<Val>> {
@@ -1328,7 +1324,7 @@ fn run_block(
                                     _ => vec![ap.value.clone()],
                                 };
                                 match axis_list(ctx, file, &ap.key.name, &items) {
-                                    Some((vals, values)) => {
+                                    (vals, values, true) => {
                                         if let (Some(a), Some(b)) =
                                             (values.first(), axes[ai].values.first())
                                         {
@@ -1358,7 +1354,7 @@ fn run_block(
                                         }
                                         spec.overrides.push((ai, vals, values));
                                     }
-                                    None => ok = false,
+                                    _ => ok = false,
                                 }
                             }
                         }
@@ -1385,6 +1381,9 @@ fn run_block(
             }
         }
         for members in zips.values() {
+            if members.iter().all(|m| m.2.is_none()) {
+                continue;
+            }
             let n0 = members[0].1;
             if let Some(&(i, n, sp)) = members.iter().find(|m| m.1 != n0) {
                 let (a0, an) = (
@@ -1451,6 +1450,8 @@ fn run_block(
 
 struct ClaimCx<'a> {
     axes: &'a [Axis],
+    /// Axes whose declaration had errors: a value missing from them is not news.
+    broken: BTreeSet<String>,
     points: &'a [Point],
     lock_axis: Option<String>,
     file: usize,
@@ -1494,6 +1495,9 @@ fn select_value(ctx: &mut Ctx, cx: &ClaimCx, key: &Ident, v: &Val) -> Option<(St
             .iter()
             .any(|x| cmp_values(x, &pv) == Some(std::cmp::Ordering::Equal))
         {
+            if cx.broken.contains(&key.name) {
+                return None;
+            }
             let labels: Vec<String> = axis.values.iter().map(Value::label).collect();
             let help = did_you_mean(&pv.label(), labels.iter().map(|s| s.as_str()));
             let d = ctx
@@ -1686,7 +1690,7 @@ fn metric_ref(
     if !ok {
         return None;
     }
-    if single {
+    if single && !cx.points.is_empty() {
         let matched: Vec<&Point> = cx
             .points
             .iter()

@@ -174,6 +174,7 @@ pub fn load(path: &str, loader: &dyn Loader, opts: &LoadOptions) -> Checked {
         locks: BTreeMap::new(),
         workloads: BTreeMap::new(),
         placements: BTreeMap::new(),
+        broken: Default::default(),
     };
     let mut experiment = None;
     let mut stack = Vec::new();
@@ -264,6 +265,7 @@ fn load_file(
     stack.push(path.to_string());
     let parsed = syntax::parse_file(path, &text);
     ctx.diags.extend(parsed.diagnostics);
+    ctx.broken.extend(parsed.broken);
     for item in parsed.items {
         match item {
             Item::Use { path: rel, span } => {

@@ -60,6 +60,8 @@ pub struct Ctx<'l> {
     pub locks: BTreeMap<String, Def>,
     pub workloads: BTreeMap<String, Def>,
     pub placements: BTreeMap<String, Def>,
+    /// Definitions that did not parse, by (kind, name): not reported again.
+    pub broken: std::collections::BTreeSet<(String, String)>,
 }
 
 /// The properties of one `{ ... }` block, checked for unknown and repeated keys.
@@ -69,6 +71,8 @@ pub struct Obj<'v> {
     pub what: String,
     props: BTreeMap<String, &'v Prop>,
     multi: Vec<&'v Prop>,
+    /// Keys that were not recognised (a missing key they resemble is not reported).
+    unknown: Vec<String>,
 }
 
 impl<'v> Obj<'v> {
@@ -79,6 +83,7 @@ impl<'v> Obj<'v> {
             what: what.to_string(),
             props: BTreeMap::new(),
             multi: Vec::new(),
+            unknown: Vec::new(),
         }
     }
     pub fn get(&self, key: &str) -> Option<&'v Val> {
@@ -150,6 +155,7 @@ impl<'l> Ctx<'l> {
             what: what.to_string(),
             props: BTreeMap::new(),
             multi: Vec::new(),
+            unknown: Vec::new(),
         };
         let ValKind::Record { entries, .. } = &val.kind else {
             return o;
@@ -181,6 +187,7 @@ impl<'l> Ctx<'l> {
                     if repeatable.contains(&k) {
                         o.multi.push(p);
                     } else if !allowed.contains(&k) {
+                        o.unknown.push(k.to_string());
                         let help = did_you_mean(k, allowed.iter().chain(repeatable).copied());
                         let what = o.what.clone();
                         let d = self
@@ -209,6 +216,13 @@ impl<'l> Ctx<'l> {
     }
 
     pub fn missing(&mut self, o: &Obj, key: &str, example: &str) {
+        if o.unknown
+            .iter()
+            .any(|u| crate::diag::suggest(u, [key]).is_some())
+        {
+            // `critcal = ...` was already reported with "did you mean `critical`?".
+            return;
+        }
         let what = o.what.clone();
         self.err(o.file, o.span, format!("{what} is missing `{key}`"))
             .set_label(format!("needs `{key}`"))
@@ -969,6 +983,8 @@ impl<'l> Ctx<'l> {
                         name: name.clone(),
                         algo,
                     })
+                } else if self.broken.contains(&("lock".to_string(), name.clone())) {
+                    None
                 } else if LOCK_ALGOS.contains(&name.as_str()) {
                     let algo = self.lock_algo(env, file, &v, "lock")?;
                     Some(LockSpec {
@@ -1013,6 +1029,11 @@ impl<'l> Ctx<'l> {
             ValKind::Symbol(name) => {
                 if let Some(def) = self.workloads.get(name).cloned() {
                     self.workload(env, def.file, &def.value, &format!("workload `{name}`"))
+                } else if self
+                    .broken
+                    .contains(&("workload".to_string(), name.clone()))
+                {
+                    None
                 } else {
                     let cands: Vec<String> = self.workloads.keys().cloned().collect();
                     let help = did_you_mean(name, cands.iter().map(|s| s.as_str()));
@@ -1398,6 +1419,11 @@ impl<'l> Ctx<'l> {
             ValKind::Symbol(name) => {
                 if let Some(def) = self.placements.get(name).cloned() {
                     self.placement(env, def.file, &def.value, &format!("placement `{name}`"))
+                } else if self
+                    .broken
+                    .contains(&("placement".to_string(), name.clone()))
+                {
+                    None
                 } else if PLACEMENT_POLICIES.contains(&name.as_str()) && name != "list" {
                     self.placement(env, file, &v, "placement")
                 } else {

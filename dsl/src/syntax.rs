@@ -468,6 +468,9 @@ fn is_blank(text: &str) -> bool {
 pub struct Parsed {
     pub items: Vec<Item>,
     pub diagnostics: Vec<Diagnostic>,
+    /// `(kind, name)` of definitions that did not parse: references to them are not
+    /// reported again as unknown names.
+    pub broken: Vec<(String, String)>,
 }
 
 pub fn parse_file(file: &str, src: &str) -> Parsed {
@@ -477,6 +480,7 @@ pub fn parse_file(file: &str, src: &str) -> Parsed {
         src,
         items: Vec::new(),
         diags: Vec::new(),
+        broken: Vec::new(),
     };
     for (s, e) in top_level_pieces(src) {
         let piece = &src[s..e];
@@ -488,6 +492,7 @@ pub fn parse_file(file: &str, src: &str) -> Parsed {
     Parsed {
         items: p.items,
         diagnostics: p.diags,
+        broken: p.broken,
     }
 }
 
@@ -529,6 +534,7 @@ struct Parser_<'a> {
     src: &'a str,
     items: Vec<Item>,
     diags: Vec<Diagnostic>,
+    broken: Vec<(String, String)>,
 }
 
 impl Parser_<'_> {
@@ -548,8 +554,16 @@ impl Parser_<'_> {
             self.experiment(s, e, kw_pos);
             return;
         }
+        // The definition's kind and name, in case it does not parse.
+        let kind = String::from_utf8_lossy(word_at(bytes, kw_pos)).into_owned();
+        let mut name_pos = kw_pos + kind.len();
+        while name_pos < e && (bytes[name_pos] == b' ' || bytes[name_pos] == b'\t') {
+            name_pos += 1;
+        }
+        let name = String::from_utf8_lossy(word_at(bytes, name_pos.min(e))).into_owned();
         if sc.max_depth > MAX_DEPTH {
             self.diags.push(too_deep(self.file, sc.max_at));
+            self.broken.push((kind, name));
             return;
         }
         match LabParser::parse(Rule::item_only, &self.src[s..e]) {
@@ -562,9 +576,11 @@ impl Parser_<'_> {
                     }
                 }
             }
-            Err(err) => self
-                .diags
-                .push(convert_pest_error(self.file, self.src, s, err)),
+            Err(err) => {
+                self.diags
+                    .push(convert_pest_error(self.file, self.src, s, err));
+                self.broken.push((kind, name));
+            }
         }
     }
 
@@ -903,6 +919,11 @@ fn convert_pest_error(
         let ops_arith = ["`+`", "`-`", "`*`", "`/`"];
         !(cmp && ops_cmp.contains(&e.as_str()) || arith && ops_arith.contains(&e.as_str()))
     });
+    // Characters that only start a name, string, axis reference or number say
+    // nothing the words do not.
+    if expected.iter().any(|e| !e.starts_with('`') || e.len() > 3) {
+        expected.retain(|e| !["`_`", "`\"`", "`$`", "`-`", "`\u{b5}`"].contains(&e.as_str()));
+    }
     // Literal tokens first, then the words; keep the message short.
     expected.sort_by_key(|e| !e.starts_with('`'));
     if expected.len() > 8 {
@@ -916,21 +937,67 @@ fn convert_pest_error(
             format!("{} or {last}", init.join(", "))
         }
     };
-    let message = if what.is_empty() {
+    // An unterminated string reads better as such than as "found a string".
+    let line_rest = src[found_pos..].split('\n').next().unwrap_or("");
+    let unterminated = line_rest.starts_with('"') && {
+        let mut chars = line_rest[1..].chars();
+        let mut closed = false;
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                chars.next();
+            } else if c == '"' {
+                closed = true;
+                break;
+            }
+        }
+        !closed
+    };
+    let message = if unterminated {
+        "this string is not closed on its line".to_string()
+    } else if what.is_empty() {
         format!("unexpected {found}")
     } else {
         format!("expected {what}, found {found}")
+    };
+    // A misspelt keyword: suggest the closest one that was expected.
+    let keyword_help = {
+        let word = found.trim_matches('`');
+        let keywords: Vec<&str> = expected
+            .iter()
+            .map(|e| e.trim_matches('`'))
+            .filter(|e| e.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+            .chain(if expected.iter().any(|e| e == "a top-level item") {
+                TOP_KEYWORDS.to_vec()
+            } else {
+                Vec::new()
+            })
+            .collect();
+        if found.starts_with('`') && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            crate::diag::suggest(word, keywords.iter().copied())
+                .filter(|k| *k != word)
+                .map(|k| format!("did you mean `{k}`?"))
+        } else {
+            None
+        }
     };
     let mut end = found_pos.saturating_add(1).min(src.len());
     while end < src.len() && !src.is_char_boundary(end) {
         end += 1;
     }
-    let mut d = Diagnostic::error(file, Span::new(found_pos, end.max(found_pos)), message);
+    let mut d = Diagnostic::error(
+        file,
+        Span::new(found_pos, end.max(found_pos)),
+        message.clone(),
+    );
     if !what.is_empty() {
         d = d.with_label(format!("expected {what}"));
     }
-    if found == "a string" && expected.is_empty() {
-        d = d.with_help("strings end on the same line with `\"`");
+    if unterminated {
+        d = Diagnostic::error(file, Span::new(found_pos, end.max(found_pos)), message)
+            .with_label("string starts here")
+            .with_help("strings end with `\"` on the same line");
+    } else if let Some(h) = keyword_help {
+        d = d.with_help(h);
     }
     d
 }

@@ -1,20 +1,544 @@
-//! Placeholder; filled below.
+//! Host discovery: what the machine is and how it is set up, from `/sys` and `/proc`.
+//!
+//! Every parser takes a root path (`/` on a real run) so the tests read fixture trees
+//! checked in under `runner/tests/fixtures/`, never the test machine's own files.
+//!
+//! - [`detect`] / [`detect_in`]: `manifest::HostInfo` (hostname, kernel, CPU model,
+//!   online CPUs, the CPU table, governor, turbo, isolcpus/nohz_full, ASLR,
+//!   virtualisation, steal, load).
+//! - [`cpu_map`] / [`cpu_map_in`]: `topology::CpuMap` from
+//!   `cpuN/topology/{physical_package_id,core_id,thread_siblings_list}`, the NUMA
+//!   nodes' `cpulist`s and the last-level cache's `shared_cpu_list`.
+//! - [`topology_as_lab`]: the host as an experiment-language `topology` item.
+//! - [`measure_transfer_latency`] / [`measure_report`]: cache-line transfer latency
+//!   by CAS ping-pong between two pinned threads (`locklab topo --measure`).
+
 use crate::manifest::HostInfo;
-use crate::topology::CpuMap;
-pub fn detect() -> HostInfo {
-    HostInfo::default()
+use crate::native::pin;
+use crate::topology::{CpuInfo, CpuMap, Distance};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn read(root: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(rel))
+        .ok()
+        .map(|s| s.trim().to_string())
 }
+
+fn read_u32(root: &Path, rel: &str) -> Option<u32> {
+    read(root, rel)?.parse().ok()
+}
+
+/// A kernel CPU list: `0-3,8,10-11` → [0, 1, 2, 3, 8, 10, 11]. Empty → empty.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        // `0-7:2/4` group syntax (isolcpus) is not a plain list; keep the range.
+        let part = part.split(':').next()?;
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if b < a {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    Some(out)
+}
+
+/// The CPU table of the host under `root`, or `None` if `/sys` lacks the topology.
+pub fn cpu_map_in(root: &Path) -> Option<CpuMap> {
+    let online = parse_cpu_list(&read(root, "sys/devices/system/cpu/online")?)?;
+    if online.is_empty() {
+        return None;
+    }
+    struct Raw {
+        os: u32,
+        package: u32,
+        core_id: u32,
+        siblings: Vec<u32>,
+        llc_first: Option<u32>,
+    }
+    let mut raw = Vec::new();
+    for &cpu in &online {
+        let t = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        let package = read_u32(root, &format!("{t}/physical_package_id")).unwrap_or(0);
+        let core_id = read_u32(root, &format!("{t}/core_id")).unwrap_or(cpu);
+        let siblings = read(root, &format!("{t}/thread_siblings_list"))
+            .and_then(|s| parse_cpu_list(&s))
+            .unwrap_or_else(|| vec![cpu]);
+        raw.push(Raw {
+            os: cpu,
+            package,
+            core_id,
+            siblings,
+            llc_first: llc_first(root, cpu),
+        });
+    }
+    // NUMA nodes: node K's cpulist.
+    let mut node_of: BTreeMap<u32, u32> = BTreeMap::new();
+    if let Ok(dir) = std::fs::read_dir(root.join("sys/devices/system/node")) {
+        let mut nodes: Vec<u32> = dir
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_prefix("node")?
+                    .parse::<u32>()
+                    .ok()
+            })
+            .collect();
+        nodes.sort_unstable();
+        for (i, n) in nodes.iter().enumerate() {
+            if let Some(list) = read(root, &format!("sys/devices/system/node/node{n}/cpulist"))
+                .and_then(|s| parse_cpu_list(&s))
+            {
+                for c in list {
+                    // Renumber nodes densely (node ids may have gaps).
+                    node_of.insert(c, i as u32);
+                }
+            }
+        }
+    }
+    // Dense socket numbers in package order; cores socket-major.
+    let mut packages: Vec<u32> = raw.iter().map(|r| r.package).collect();
+    packages.sort_unstable();
+    packages.dedup();
+    let socket_of = |p: u32| packages.iter().position(|&x| x == p).unwrap() as u32;
+    let mut cores: Vec<(u32, u32)> = raw
+        .iter()
+        .map(|r| (socket_of(r.package), r.core_id))
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    let mut llcs: Vec<(u32, u32)> = raw
+        .iter()
+        .map(|r| (socket_of(r.package), r.llc_first.unwrap_or(u32::MAX)))
+        .collect();
+    llcs.sort_unstable();
+    llcs.dedup();
+    let cpus = raw
+        .iter()
+        .map(|r| {
+            let socket = socket_of(r.package);
+            let mut sib = r.siblings.clone();
+            sib.sort_unstable();
+            CpuInfo {
+                os_id: r.os,
+                socket,
+                core: cores.binary_search(&(socket, r.core_id)).unwrap() as u32,
+                smt: sib.iter().position(|&c| c == r.os).unwrap_or(0) as u32,
+                node: node_of.get(&r.os).copied().unwrap_or(socket),
+                llc: llcs
+                    .binary_search(&(socket, r.llc_first.unwrap_or(u32::MAX)))
+                    .unwrap() as u32,
+            }
+        })
+        .collect::<Vec<_>>();
+    let nodes = cpus.iter().map(|c| c.node + 1).max().unwrap_or(1);
+    Some(CpuMap {
+        cpus,
+        sockets: packages.len() as u32,
+        cores: cores.len() as u32,
+        nodes,
+    })
+}
+
+/// The first CPU sharing this CPU's last-level cache (the highest `cache/indexN`
+/// level), as the LLC's identity.
+fn llc_first(root: &Path, cpu: u32) -> Option<u32> {
+    let base = format!("sys/devices/system/cpu/cpu{cpu}/cache");
+    let dir = std::fs::read_dir(root.join(&base)).ok()?;
+    let mut best: Option<(u32, u32)> = None;
+    for e in dir.filter_map(|e| e.ok()) {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with("index") {
+            continue;
+        }
+        let Some(level) = read_u32(root, &format!("{base}/{name}/level")) else {
+            continue;
+        };
+        let first = read(root, &format!("{base}/{name}/shared_cpu_list"))
+            .and_then(|s| parse_cpu_list(&s))
+            .and_then(|l| l.into_iter().min());
+        if let Some(first) = first {
+            if best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, first));
+            }
+        }
+    }
+    best.map(|(_, f)| f)
+}
+
+/// This host's CPU table (detected once). Without `/sys` topology: one socket, one
+/// node, the available CPUs as cores.
 pub fn cpu_map() -> CpuMap {
-    CpuMap {
-        cpus: vec![],
-        sockets: 1,
-        cores: 0,
-        nodes: 1,
+    static MAP: OnceLock<CpuMap> = OnceLock::new();
+    MAP.get_or_init(|| {
+        cpu_map_in(Path::new("/")).unwrap_or_else(|| {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+            CpuMap {
+                cpus: (0..n)
+                    .map(|i| CpuInfo {
+                        os_id: i,
+                        socket: 0,
+                        core: i,
+                        smt: 0,
+                        node: 0,
+                        llc: 0,
+                    })
+                    .collect(),
+                sockets: 1,
+                cores: n,
+                nodes: 1,
+            }
+        })
+    })
+    .clone()
+}
+
+/// Host facts under `root`. Steal is the share since boot (one reading); [`detect`]
+/// replaces it with a short live sample.
+pub fn detect_in(root: &Path) -> HostInfo {
+    let cpuinfo = read(root, "proc/cpuinfo").unwrap_or_default();
+    let cmdline = read(root, "proc/cmdline").unwrap_or_default();
+    let topology = cpu_map_in(root);
+    let online = read(root, "sys/devices/system/cpu/online")
+        .and_then(|s| parse_cpu_list(&s))
+        .map(|l| l.len() as u32)
+        .or_else(|| topology.as_ref().map(|t| t.len() as u32))
+        .unwrap_or(0);
+    HostInfo {
+        hostname: read(root, "proc/sys/kernel/hostname").unwrap_or_default(),
+        kernel: match (
+            read(root, "proc/sys/kernel/ostype"),
+            read(root, "proc/sys/kernel/osrelease"),
+        ) {
+            (Some(t), Some(r)) => format!("{t} {r}"),
+            (None, Some(r)) => r,
+            _ => String::new(),
+        },
+        cpu_model: cpu_model(&cpuinfo),
+        online_cpus: online,
+        topology,
+        governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        turbo: turbo(root),
+        isolcpus: sys_list(root, "sys/devices/system/cpu/isolated")
+            .or_else(|| cmdline_value(&cmdline, "isolcpus")),
+        nohz_full: sys_list(root, "sys/devices/system/cpu/nohz_full")
+            .or_else(|| cmdline_value(&cmdline, "nohz_full")),
+        aslr: read(root, "proc/sys/kernel/randomize_va_space").map(|v| {
+            let what = match v.as_str() {
+                "0" => "off",
+                "1" => "conservative",
+                "2" => "full",
+                _ => "unknown",
+            };
+            format!("{v} ({what})")
+        }),
+        virtualization: Some(virtualization(root, &cpuinfo)),
+        steal_frac: read(root, "proc/stat")
+            .and_then(|s| crate::native::noise::parse_stat(&s))
+            .filter(|(_, t)| *t > 0)
+            .map(|(s, t)| s as f64 / t as f64),
+        loadavg: read(root, "proc/loadavg").and_then(|s| crate::native::noise::parse_loadavg(&s)),
     }
 }
-pub fn topology_as_lab(_h: &HostInfo) -> String {
-    String::new()
+
+/// This host, with steal measured over a 100 ms sample.
+pub fn detect() -> HostInfo {
+    let root = Path::new("/");
+    let mut h = detect_in(root);
+    let a = crate::native::noise::Snapshot::take();
+    std::thread::sleep(Duration::from_millis(100));
+    let b = crate::native::noise::Snapshot::take();
+    if let (Some(s0), Some(t0), Some(s1), Some(t1)) = (a.steal, a.total, b.steal, b.total) {
+        if t1 > t0 {
+            h.steal_frac = Some(s1.saturating_sub(s0) as f64 / (t1 - t0) as f64);
+        }
+    }
+    h
 }
-pub fn measure_report(_h: &HostInfo) -> String {
-    String::new()
+
+fn cpu_model(cpuinfo: &str) -> String {
+    for key in ["model name", "Model", "cpu model", "Processor"] {
+        if let Some(v) = cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        }) {
+            return v;
+        }
+    }
+    "unknown".into()
+}
+
+fn turbo(root: &Path) -> Option<String> {
+    if let Some(v) = read(root, "sys/devices/system/cpu/intel_pstate/no_turbo") {
+        return Some(if v == "1" { "off" } else { "on" }.to_string() + " (intel_pstate)");
+    }
+    read(root, "sys/devices/system/cpu/cpufreq/boost")
+        .map(|v| if v == "1" { "on" } else { "off" }.to_string() + " (cpufreq boost)")
+}
+
+fn sys_list(root: &Path, rel: &str) -> Option<String> {
+    read(root, rel).filter(|s| !s.is_empty())
+}
+
+/// `key=value` on the kernel command line.
+fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
+    cmdline.split_whitespace().find_map(|w| {
+        let (k, v) = w.split_once('=')?;
+        (k == key).then(|| v.to_string())
+    })
+}
+
+fn virtualization(root: &Path, cpuinfo: &str) -> String {
+    let hypervisor = cpuinfo
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    if let Some(t) = read(root, "sys/hypervisor/type").filter(|s| !s.is_empty()) {
+        return t;
+    }
+    if !hypervisor {
+        return "none".into();
+    }
+    for f in [
+        "sys/class/dmi/id/sys_vendor",
+        "sys/class/dmi/id/product_name",
+    ] {
+        if let Some(v) = read(root, f).filter(|s| !s.is_empty()) {
+            return v;
+        }
+    }
+    "hypervisor (unknown)".into()
+}
+
+/// A name for the host usable as an identifier: `host_<hostname>`.
+fn lab_name(h: &HostInfo) -> String {
+    let clean: String = h
+        .hostname
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!(
+        "host_{}",
+        if clean.is_empty() {
+            "unknown".into()
+        } else {
+            clean
+        }
+    )
+}
+
+/// (sockets, cores per socket, smt, nodes per socket, llcs per socket) of a map, if
+/// it is regular enough to be written as a `topology` block.
+fn shape(m: &CpuMap) -> (u32, u32, u32, u32, u32) {
+    let sockets = m.sockets.max(1);
+    let cores = (m.cores / sockets).max(1);
+    let smt = m.cpus.iter().map(|c| c.smt + 1).max().unwrap_or(1);
+    let nodes = (m.nodes / sockets).max(1);
+    let mut llcs: Vec<u32> = m.cpus.iter().map(|c| c.llc).collect();
+    llcs.sort_unstable();
+    llcs.dedup();
+    let llcs = (llcs.len() as u32 / sockets).max(1);
+    (sockets, cores, smt, nodes, llcs)
+}
+
+/// Transfer latencies to write for the host: measured, or the starting values
+/// of CLAIMS.md (a recent two-socket Xeon) marked as not measured.
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    pub smt_ns: f64,
+    pub llc_ns: f64,
+    pub socket_ns: f64,
+    pub remote_ns: f64,
+}
+
+/// The host as an experiment-language `topology` item.
+pub fn topology_as_lab(h: &HostInfo) -> String {
+    topology_as_lab_with(h, None)
+}
+
+/// As [`topology_as_lab`], with measured transfer latencies when given.
+pub fn topology_as_lab_with(h: &HostInfo, measured: Option<Transfer>) -> String {
+    let map = h.topology.clone().unwrap_or_else(cpu_map);
+    let (sockets, cores, smt, nodes, llcs) = shape(&map);
+    let mut s = String::new();
+    s.push_str(&format!(
+        "# {} ({}), {} online CPUs, kernel {}\n",
+        if h.hostname.is_empty() {
+            "this host"
+        } else {
+            &h.hostname
+        },
+        h.cpu_model,
+        h.online_cpus,
+        h.kernel
+    ));
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "unknown".into());
+    s.push_str(&format!(
+        "# governor {}, turbo {}, virtualization {}, isolcpus {}, nohz_full {}\n",
+        opt(&h.governor),
+        opt(&h.turbo),
+        opt(&h.virtualization),
+        h.isolcpus.clone().unwrap_or_else(|| "none".into()),
+        h.nohz_full.clone().unwrap_or_else(|| "none".into()),
+    ));
+    let t = match measured {
+        Some(t) => {
+            s.push_str("# transfer latencies measured by CAS ping-pong (one way)\n");
+            t
+        }
+        None => {
+            s.push_str(
+                "# transfer latencies NOT measured (starting values; `locklab topo --measure`)\n",
+            );
+            Transfer {
+                smt_ns: 7.0,
+                llc_ns: 45.0,
+                socket_ns: 45.0,
+                remote_ns: 140.0,
+            }
+        }
+    };
+    let ns = |x: f64| format!("{}ns", x.round().max(1.0) as u64);
+    s.push_str(&format!("topology {} {{\n", lab_name(h)));
+    s.push_str(&format!(
+        "  sockets = {sockets}\n  cores   = {cores}\n  smt     = {smt}\n"
+    ));
+    if nodes > 1 {
+        s.push_str(&format!("  nodes   = {nodes}\n"));
+    }
+    if llcs > 1 {
+        s.push_str(&format!("  llcs    = {llcs}\n"));
+    }
+    s.push_str(&format!(
+        "  transfer {{ smt = {}, llc = {}, socket = {}, remote = {} }}\n",
+        ns(t.smt_ns),
+        ns(t.llc_ns),
+        ns(t.socket_ns),
+        ns(t.remote_ns)
+    ));
+    s.push_str("  atomic  = 5ns\n}\n");
+    s
+}
+
+/// One-way cache-line transfer latency between OS CPUs `a` and `b`, ns: two threads
+/// pinned to them bounce a counter on one line with CAS (round trip / 2; best of
+/// five rounds). `None` if pinning fails or the threads do not get their CPUs.
+pub fn measure_transfer_latency(a: u32, b: u32) -> Option<f64> {
+    #[repr(align(128))]
+    struct Cell(AtomicU64);
+    const ROUNDS: u64 = 20_000;
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let line = Cell(AtomicU64::new(0));
+        let failed = AtomicU64::new(0);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        let elapsed = std::thread::scope(|s| {
+            let (line, failed) = (&line, &failed);
+            let player = move |cpu: u32, parity: u64| {
+                if pin::pin_current(cpu).is_err() {
+                    failed.store(1, Ordering::SeqCst);
+                }
+                let start = Instant::now();
+                let mut i = parity;
+                while i < 2 * ROUNDS {
+                    // Wait for our turn (value == i), then pass it on (i + 1).
+                    let mut spins = 0u32;
+                    while line
+                        .0
+                        .compare_exchange(i, i + 1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_err()
+                    {
+                        if failed.load(Ordering::Relaxed) != 0 {
+                            return start.elapsed();
+                        }
+                        spins = spins.wrapping_add(1);
+                        if spins % 4096 == 0 && Instant::now() > deadline {
+                            failed.store(1, Ordering::SeqCst);
+                            return start.elapsed();
+                        }
+                        std::hint::spin_loop();
+                    }
+                    i += 2;
+                }
+                start.elapsed()
+            };
+            let h = s.spawn(move || player(b, 1));
+            let t = player(a, 0);
+            let _ = h.join();
+            t
+        });
+        if failed.load(Ordering::SeqCst) != 0 {
+            return None;
+        }
+        best = best.min(elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64);
+    }
+    Some(best)
+}
+
+/// `locklab topo --measure`: measured latency for one CPU pair per distance level the
+/// host has, and the topology item with them.
+pub fn measure_report(h: &HostInfo) -> String {
+    let map = h.topology.clone().unwrap_or_else(cpu_map);
+    let allowed = pin::allowed_cpus().unwrap_or_default();
+    let mut by_level: BTreeMap<Distance, (u32, u32, f64)> = BTreeMap::new();
+    let mut s = String::from("\n# measured one-way transfer latency (CAS ping-pong)\n");
+    for i in 0..map.len() {
+        for j in (i + 1)..map.len() {
+            let d = map.distance(i, j);
+            if by_level.contains_key(&d) {
+                continue;
+            }
+            let (a, b) = (map.cpus[i].os_id, map.cpus[j].os_id);
+            if !allowed.is_empty() && (!allowed.contains(&a) || !allowed.contains(&b)) {
+                continue;
+            }
+            if let Some(ns) = measure_transfer_latency(a, b) {
+                by_level.insert(d, (a, b, ns));
+            }
+        }
+    }
+    if by_level.is_empty() {
+        s.push_str(
+            "#   no pair of CPUs could be measured (fewer than 2 CPUs, or pinning refused)\n",
+        );
+        return s;
+    }
+    for (d, (a, b, ns)) in &by_level {
+        s.push_str(&format!(
+            "#   {:<7} CPU {a} <-> CPU {b}: {ns:.1} ns\n",
+            d.as_str()
+        ));
+    }
+    let get = |d: Distance| by_level.get(&d).map(|x| x.2);
+    let llc = get(Distance::Llc)
+        .or(get(Distance::Socket))
+        .or(get(Distance::Smt))
+        .unwrap_or(45.0);
+    let t = Transfer {
+        smt_ns: get(Distance::Smt).unwrap_or(llc),
+        llc_ns: llc,
+        socket_ns: get(Distance::Socket).unwrap_or(llc),
+        remote_ns: get(Distance::Remote)
+            .or(get(Distance::Socket))
+            .unwrap_or(llc),
+    };
+    s.push('\n');
+    s.push_str(&topology_as_lab_with(h, Some(t)));
+    s
 }

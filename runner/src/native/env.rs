@@ -36,8 +36,11 @@ pub enum Spin {
 pub enum Clock {
     /// ns since a shared instant (the run's base).
     Real(Instant),
-    /// Always this value (loom models: deterministic, no time).
+    /// Always this value (deterministic, no time).
     Fixed(u64),
+    /// Advances by this much at every `now()` call (loom models: deterministic time
+    /// that still passes, so thresholds are reached).
+    Ticks(u64),
 }
 
 /// Records thread CPU time when `now()` first crosses the window's start and end, so
@@ -89,6 +92,7 @@ pub struct NativeEnv<'a> {
     spin: Spin,
     work: WorkLoop,
     pauses: Cell<u32>,
+    ticks: Cell<u64>,
     pub(crate) marks: Option<CpuMarks>,
 }
 
@@ -124,6 +128,7 @@ impl<'a> NativeEnv<'a> {
             spin,
             work,
             pauses: Cell::new(0),
+            ticks: Cell::new(0),
             marks: None,
         }
     }
@@ -202,6 +207,11 @@ impl Env for NativeEnv<'_> {
         let t = match self.clock {
             Clock::Real(base) => base.elapsed().as_nanos() as u64,
             Clock::Fixed(t) => t,
+            Clock::Ticks(step) => {
+                let t = self.ticks.get() + step;
+                self.ticks.set(t);
+                t
+            }
         };
         if let Some(m) = &self.marks {
             m.observe(t);

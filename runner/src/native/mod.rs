@@ -141,10 +141,17 @@ pub fn run_point_with_progress(
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
             ctx.ops = Some(out.ops);
-            ctx.noise = match (&judged.disturbed, opts.pin) {
-                (None, true) => "ok".into(),
-                (None, false) => "flagged: threads not pinned".into(),
-                (Some(why), _) => format!("flagged: {why} (after {} attempts)", attempt + 1),
+            let mut why = Vec::new();
+            if !opts.pin {
+                why.push("threads not pinned".to_string());
+            }
+            if let Some(d) = &judged.disturbed {
+                why.push(format!("{d} (after {} attempts)", attempt + 1));
+            }
+            ctx.noise = if why.is_empty() {
+                "ok".into()
+            } else {
+                format!("flagged: {}", why.join("; "))
             };
             ctx.extra
                 .insert("noise_attempts".into(), (attempt + 1) as f64);

@@ -1,0 +1,94 @@
+//! Host discovery against fixture trees (`tests/fixtures/`), never this machine's.
+
+use locklab_dsl::plan::{Placement, PlacementKind};
+use locklab_runner::host::{cpu_map_in, detect_in, parse_cpu_list, topology_as_lab};
+use locklab_runner::topology::{place, Distance};
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn cpu_lists_parse() {
+    assert_eq!(
+        parse_cpu_list("0-3,8,10-11"),
+        Some(vec![0, 1, 2, 3, 8, 10, 11])
+    );
+    assert_eq!(parse_cpu_list(""), Some(vec![]));
+    assert_eq!(parse_cpu_list("3-1"), None);
+    assert_eq!(parse_cpu_list("x"), None);
+}
+
+#[test]
+fn a_two_socket_smt_host_is_mapped() {
+    let m = cpu_map_in(&fixture("xeon_2s2c2t")).unwrap();
+    assert_eq!((m.len(), m.sockets, m.cores, m.nodes), (8, 2, 4, 2));
+    // CPU 5 is the second hyperthread of core 1 (socket 0, node 0).
+    let c5 = &m.cpus[5];
+    assert_eq!(
+        (c5.os_id, c5.socket, c5.core, c5.smt, c5.node),
+        (5, 0, 1, 1, 0)
+    );
+    assert_eq!(m.distance(1, 5), Distance::Smt);
+    assert_eq!(m.distance(0, 1), Distance::Llc);
+    assert_eq!(m.distance(0, 2), Distance::Remote);
+    // will-it-scale placement: one thread per core across sockets, then siblings.
+    let p = Placement {
+        policy: PlacementKind::WillItScale,
+        virtual_nodes: None,
+    };
+    let slots = place(&p, &m, 5).unwrap();
+    let os: Vec<u32> = slots.iter().map(|s| m.cpus[s.cpu].os_id).collect();
+    assert_eq!(os, [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn host_facts_come_from_proc_and_sys() {
+    let h = detect_in(&fixture("xeon_2s2c2t"));
+    assert_eq!(h.hostname, "labbox");
+    assert_eq!(h.kernel, "Linux 6.1.0-18-amd64");
+    assert_eq!(h.cpu_model, "Intel(R) Xeon(R) CPU E5-2698 v3 @ 2.30GHz");
+    assert_eq!(h.online_cpus, 8);
+    assert_eq!(h.governor.as_deref(), Some("performance"));
+    assert_eq!(h.turbo.as_deref(), Some("off (intel_pstate)"));
+    assert_eq!(h.isolcpus.as_deref(), Some("2-3,6-7"));
+    // The sysfs file is empty; the command line says it.
+    assert_eq!(h.nohz_full.as_deref(), Some("2-3,6-7"));
+    assert_eq!(h.aslr.as_deref(), Some("0 (off)"));
+    assert_eq!(h.virtualization.as_deref(), Some("none"));
+    assert_eq!(h.steal_frac, Some(0.0));
+    assert_eq!(h.loadavg, Some([0.05, 0.10, 0.20]));
+
+    let vm = detect_in(&fixture("vm_2vcpu"));
+    assert_eq!(vm.virtualization.as_deref(), Some("QEMU"));
+    assert_eq!(vm.turbo.as_deref(), Some("on (cpufreq boost)"));
+    assert_eq!(vm.governor, None);
+    assert_eq!(vm.isolcpus, None);
+    assert_eq!(vm.aslr.as_deref(), Some("2 (full)"));
+    assert_eq!(vm.steal_frac, Some(0.1));
+    let m = vm.topology.unwrap();
+    assert_eq!((m.len(), m.sockets, m.cores, m.nodes), (2, 1, 2, 1));
+}
+
+#[test]
+fn the_host_prints_as_a_topology_item() {
+    let lab = topology_as_lab(&detect_in(&fixture("xeon_2s2c2t")));
+    assert!(lab.contains("topology host_labbox {"), "{lab}");
+    for line in [
+        "sockets = 2",
+        "cores   = 2",
+        "smt     = 2",
+        "transfer { smt = ",
+    ] {
+        assert!(lab.contains(line), "{line} missing from\n{lab}");
+    }
+    assert!(lab.contains("NOT measured"));
+    let vm = topology_as_lab(&detect_in(&fixture("vm_2vcpu")));
+    assert!(
+        vm.contains("topology host_ci_vm_example {") && vm.contains("smt     = 1"),
+        "{vm}"
+    );
+}

@@ -1,1 +1,150 @@
-//! Simulator speed measurement.
+//! Simulator speed: simulated lock acquisitions per wall-clock second, on one core.
+//!
+//! `locklab bench sim` prints [`report`]. The reference points are the seed-004 shapes
+//! at 142 threads on the X5-4 model (lock2: 90 ns inside touching 2 lines, 520 ns
+//! outside, will-it-scale placement), one with MCS and one with CNA (10 ms threshold,
+//! v15), each simulated for 200 ms of virtual time.
+
+use super::lockrun;
+use super::{rep_seed, SimConfig};
+use crate::topology::{place, CpuMap};
+use locklab_dsl::plan::{
+    CnaParams, CnaVariant, Costs, Dist, LockAlgo, LockSpec, Machine, Placement, PlacementKind,
+    Point, Workload,
+};
+use std::time::Instant;
+
+/// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
+/// CLAIMS.md (10 / 50 / 190 ns transfers, 10 ns atomics).
+pub fn x5_4() -> Machine {
+    Machine {
+        name: "x5-4".into(),
+        sockets: 4,
+        cores_per_socket: 18,
+        smt: 2,
+        nodes_per_socket: 1,
+        llcs_per_socket: 1,
+        costs: Costs {
+            smt_ns: 10,
+            llc_ns: 50,
+            socket_ns: 50,
+            remote_ns: 190,
+            matrix_ns: None,
+            atomic_ns: 10,
+        },
+        l2_bytes: Some(256 << 10),
+        llc_bytes: Some(45 << 20),
+        freq_hz: Some(2_200_000_000),
+    }
+}
+
+/// will-it-scale lock2 as a point: 90 ns inside touching 2 lines, 520 ns outside.
+pub fn lock2_point(algo: LockAlgo, threads: u32, seed: u64) -> Point {
+    Point {
+        index: 0,
+        id: format!("lock={},threads={threads}", algo.kind_name()),
+        axes: Default::default(),
+        seed,
+        threads,
+        lock: LockSpec {
+            name: algo.kind_name().into(),
+            algo,
+        },
+        workload: Workload::SingleLock {
+            critical: Dist::Fixed { ns: 90 },
+            outside: Dist::Fixed { ns: 520 },
+            lines: 2,
+        },
+        placement: Placement {
+            policy: PlacementKind::WillItScale,
+            virtual_nodes: None,
+        },
+        modes: vec![],
+    }
+}
+
+/// One measurement.
+#[derive(Debug, Clone)]
+pub struct Speed {
+    pub label: String,
+    pub threads: u32,
+    pub virtual_ns: u64,
+    pub acquisitions: u64,
+    pub events: u64,
+    pub wall_s: f64,
+}
+
+impl Speed {
+    pub fn acquisitions_per_s(&self) -> f64 {
+        self.acquisitions as f64 / self.wall_s
+    }
+    pub fn events_per_acquisition(&self) -> f64 {
+        self.events as f64 / self.acquisitions.max(1) as f64
+    }
+}
+
+/// Simulate `point` for `virtual_ns` (no warm-up) on `m` and time it.
+pub fn measure(label: &str, m: &Machine, point: &Point, virtual_ns: u64) -> Speed {
+    let map = CpuMap::from_machine(m);
+    let slots = place(&point.placement, &map, point.threads).expect("the point fits the model");
+    let t0 = Instant::now();
+    let raw = lockrun::simulate(
+        point,
+        &map,
+        &m.costs,
+        &slots,
+        virtual_ns,
+        0,
+        rep_seed(point.seed, 0),
+        &SimConfig::default(),
+    );
+    let wall_s = t0.elapsed().as_secs_f64();
+    Speed {
+        label: label.into(),
+        threads: point.threads,
+        virtual_ns,
+        acquisitions: raw.stats.iter().map(|s| s.total_acquisitions()).sum(),
+        events: raw.outcome.counters.events,
+        wall_s,
+    }
+}
+
+/// The reference measurements: MCS and CNA (10 ms, v15) at 142 threads on the X5-4,
+/// `virtual_ns` each.
+pub fn speed(virtual_ns: u64) -> Vec<Speed> {
+    let m = x5_4();
+    let cna = LockAlgo::Cna(CnaParams {
+        threshold_ns: 10_000_000,
+        variant: CnaVariant::V15,
+        shuffle_skip_prob: 127.0 / 128.0,
+    });
+    vec![
+        measure("mcs", &m, &lock2_point(LockAlgo::Mcs, 142, 1), virtual_ns),
+        measure(
+            "qspinlock",
+            &m,
+            &lock2_point(LockAlgo::Qspinlock, 142, 1),
+            virtual_ns,
+        ),
+        measure("cna 10ms", &m, &lock2_point(cna, 142, 1), virtual_ns),
+    ]
+}
+
+/// `locklab bench sim`: a table of [`speed`] over 200 ms of virtual time.
+pub fn report() -> String {
+    let mut out = String::from(
+        "simulator speed, one core, X5-4 model, lock2 shape, 142 threads, 200 ms virtual\n\
+         lock        acquisitions   events/acq   wall s   M acq/s\n",
+    );
+    for s in speed(200_000_000) {
+        out += &format!(
+            "{:<10} {:>13} {:>12.1} {:>8.3} {:>9.2}\n",
+            s.label,
+            s.acquisitions,
+            s.events_per_acquisition(),
+            s.wall_s,
+            s.acquisitions_per_s() / 1e6
+        );
+    }
+    out
+}

@@ -69,6 +69,7 @@ impl Bits {
     pub fn intersects(&self, o: &Bits) -> bool {
         self.0.iter().zip(o.0.iter()).any(|(a, b)| a & b != 0)
     }
+    #[cfg(test)]
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(i, &w)| {
             let mut w = w;

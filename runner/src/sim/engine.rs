@@ -317,14 +317,26 @@ impl Machine {
         threads: &mut [Pin<Box<dyn Future<Output = ()> + '_>>],
         stop_ns: u64,
     ) -> Outcome {
+        let starts = vec![0; threads.len()];
+        self.run_from(threads, &starts, stop_ns)
+    }
+
+    /// As [`Machine::run`], thread i starting at `starts[i]` (ties in index order).
+    pub fn run_from(
+        &self,
+        threads: &mut [Pin<Box<dyn Future<Output = ()> + '_>>],
+        starts: &[u64],
+        stop_ns: u64,
+    ) -> Outcome {
         assert_eq!(threads.len(), self.threads());
+        assert_eq!(starts.len(), self.threads());
         let mut cx = Context::from_waker(Waker::noop());
         let mut finished = vec![false; threads.len()];
         let mut nfinished = 0;
         {
             let mut c = self.core.borrow_mut();
-            for t in 0..threads.len() {
-                c.schedule(0, t as u32, Next::Resume);
+            for (t, &at) in starts.iter().enumerate() {
+                c.schedule(at, t as u32, Next::Resume);
             }
         }
         let mut last = 0;

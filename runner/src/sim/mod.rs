@@ -23,10 +23,11 @@
 //! event heap's (time, sequence), seeds come from the point seed, and nothing reads
 //! a clock, a hash map's order or an address.
 //!
-//! `Topology::Host` has no fixed model: [`run_point`] simulates the host as one
-//! socket with `available_parallelism()` cores, one NUMA node, no SMT, and the costs
-//! the file gives (or [`HOST_DEFAULT_COSTS`]). Callers that have detected the host's
-//! real CPU table pass it to [`run_point_on`] instead.
+//! `Topology::Host` simulates this machine: the CPU table `host::cpu_map()` detects
+//! (or, if detection finds nothing, one socket of `available_parallelism()` cores, one
+//! NUMA node, no SMT) with the costs the file gives, else [`HOST_DEFAULT_COSTS`]. Such
+//! records are reproducible on the same host only. Callers with another CPU table pass
+//! it to [`run_point_on`].
 
 pub mod bench;
 pub(crate) mod coherence;
@@ -35,7 +36,7 @@ mod lockrun;
 pub mod rng;
 pub mod sched;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
@@ -64,10 +65,14 @@ pub fn model_of(topology: &Topology) -> (CpuMap, Costs, Option<MachineSpec>) {
     match topology {
         Topology::Machine(m) => (CpuMap::from_machine(m), m.costs.clone(), Some(m.clone())),
         Topology::Host { costs } => {
+            let costs = costs.clone().unwrap_or(HOST_DEFAULT_COSTS);
+            let detected = crate::host::cpu_map();
+            if !detected.is_empty() {
+                return (detected, costs, None);
+            }
             let cores = std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
                 .unwrap_or(1);
-            let costs = costs.clone().unwrap_or(HOST_DEFAULT_COSTS);
             let m = MachineSpec {
                 name: "host".into(),
                 sockets: 1,

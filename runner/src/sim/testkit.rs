@@ -262,3 +262,38 @@ pub fn run_single(
         outcome,
     }
 }
+
+pub use crate::sim::bench::{lock2_point, x5_4};
+
+pub fn plan_of(m: &Spec, points: Vec<locklab_dsl::plan::Point>) -> locklab_dsl::plan::Plan {
+    use locklab_dsl::plan::{Mode, Plan, RunSpec, Topology, PLAN_SCHEMA_VERSION};
+    let points = points
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut p)| {
+            p.index = i;
+            p
+        })
+        .collect();
+    Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        experiment: "test".into(),
+        description: None,
+        master_seed: 1,
+        topology: Topology::Machine(m.clone()),
+        run: RunSpec {
+            modes: vec![Mode::Sim],
+            duration_ns: 1_000_000,
+            warmup_ns: 100_000,
+            repetitions: 1,
+            quick_duration_ns: 100_000,
+            quick_warmup_ns: 10_000,
+            quick_repetitions: 1,
+        },
+        axes: vec![],
+        points,
+        claims: vec![],
+        plots: vec![],
+        sources: vec![],
+    }
+}

@@ -245,3 +245,108 @@ fn a_deadlock_is_reported_not_hung() {
     assert!(out.deadlocked);
     assert_eq!(out.finished, 0);
 }
+
+/// Same plan, point, rep and seed: byte-identical records; and `run_points` gives
+/// the same records, in input order, whatever the number of workers.
+#[test]
+fn run_point_is_deterministic_and_run_points_ignores_the_job_count() {
+    use super::{run_point, run_points};
+    use locklab_dsl::plan::{CnaParams, CnaVariant, LockAlgo};
+    let m = x5_4();
+    let cna = LockAlgo::Cna(CnaParams {
+        threshold_ns: 20_000,
+        variant: CnaVariant::V15,
+        shuffle_skip_prob: 127.0 / 128.0,
+    });
+    let plan = plan_of(
+        &m,
+        vec![
+            lock2_point(LockAlgo::Qspinlock, 40, 5),
+            lock2_point(cna, 40, 6),
+            lock2_point(LockAlgo::Ticket, 8, 7),
+        ],
+    );
+    // The warm-up covers the start, when 40 simultaneous arrivals on the qspinlock
+    // word's CAS loop (xchg_tail) serialise quadratically.
+    let a = run_point(&plan, &plan.points[1], 0, 300_000, 400_000);
+    let b = run_point(&plan, &plan.points[1], 0, 300_000, 400_000);
+    assert!(a.point.skipped.is_none(), "{:?}", a.point.skipped);
+    assert!(a.point.acquisitions > 100, "{}", a.point.acquisitions);
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    let c = run_point(&plan, &plan.points[1], 1, 300_000, 400_000);
+    assert_ne!(a.point.seed, c.point.seed);
+
+    let jobs = [(2, 0), (0, 0), (1, 1), (0, 1), (1, 0)];
+    let one = run_points(&plan, &jobs, 200_000, 20_000, 1, &|_| {});
+    let two = run_points(&plan, &jobs, 200_000, 20_000, 2, &|_| {});
+    assert_eq!(format!("{one:?}"), format!("{two:?}"));
+    let order: Vec<(u32, u32)> = one.iter().map(|r| (r.point.point, r.point.rep)).collect();
+    assert_eq!(order, vec![(2, 0), (0, 0), (1, 1), (0, 1), (1, 0)]);
+}
+
+/// Every lock algorithm of the language runs simulated through the shared code,
+/// keeps mutual exclusion (the workload's unprotected counters add up) and makes
+/// progress at 16 threads over two sockets.
+#[test]
+fn every_lock_algorithm_runs_simulated() {
+    use super::run_point;
+    use locklab_dsl::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
+    let m = spec(2, 4, 2, 10, 50, 190);
+    let algos = vec![
+        LockAlgo::Tas,
+        LockAlgo::Ttas { backoff: None },
+        LockAlgo::Ttas {
+            backoff: Some(Backoff {
+                min_ns: 50,
+                max_ns: 2_000,
+            }),
+        },
+        LockAlgo::Ticket,
+        LockAlgo::Mcs,
+        LockAlgo::Clh,
+        LockAlgo::Qspinlock,
+        LockAlgo::Cna(CnaParams {
+            threshold_ns: 50_000,
+            variant: CnaVariant::V14,
+            shuffle_skip_prob: 0.5,
+        }),
+        LockAlgo::Cna(CnaParams {
+            threshold_ns: 50_000,
+            variant: CnaVariant::V15,
+            shuffle_skip_prob: 0.0,
+        }),
+        LockAlgo::Std,
+        LockAlgo::ParkingLot,
+        LockAlgo::Pthread,
+    ];
+    let points = algos.into_iter().map(|a| lock2_point(a, 16, 3)).collect();
+    let plan = plan_of(&m, points);
+    for p in &plan.points {
+        let r = run_point(&plan, p, 0, 400_000, 50_000);
+        assert!(r.point.skipped.is_none(), "{}: {:?}", p.id, r.point.skipped);
+        assert!(
+            r.point.acquisitions > 50,
+            "{}: {} acquisitions",
+            p.id,
+            r.point.acquisitions
+        );
+        assert_eq!(r.threads.len(), 16);
+        // Handed from node to node: the table covers both sockets.
+        assert!(
+            r.handoffs.iter().any(|h| h.distance == "remote"),
+            "{}",
+            p.id
+        );
+    }
+}
+
+#[test]
+fn points_that_do_not_fit_the_model_are_skipped_with_a_reason() {
+    use super::run_point;
+    use locklab_dsl::plan::LockAlgo;
+    let m = spec(1, 4, 1, 10, 50, 190);
+    let plan = plan_of(&m, vec![lock2_point(LockAlgo::Mcs, 5, 1)]);
+    let r = run_point(&plan, &plan.points[0], 0, 10_000, 0);
+    assert!(r.point.skipped.as_deref().unwrap().contains("needs 5 CPUs"));
+    assert!(r.point.throughput_ops_s.is_nan());
+}

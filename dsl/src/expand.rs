@@ -271,7 +271,7 @@ pub fn experiment(
         };
         match crate::syntax::parse_set_values(&format!("--set {k}"), &full, k.len() + 1) {
             Err(d) => {
-                ctx.diags.push(d);
+                ctx.diags.push(*d);
                 ok = false;
             }
             Ok(vals) => {
@@ -1499,7 +1499,12 @@ fn select_value(ctx: &mut Ctx, cx: &ClaimCx, key: &Ident, v: &Val) -> Option<(St
                 return None;
             }
             let labels: Vec<String> = axis.values.iter().map(Value::label).collect();
-            let help = did_you_mean(&pv.label(), labels.iter().map(|s| s.as_str()));
+            // Edit distance helps with names, not with numbers.
+            let help = match &pv {
+                Value::Str(s) => crate::diag::suggest(s, labels.iter().map(|s| s.as_str()))
+                    .map(|s| format!("did you mean `{s}`?")),
+                _ => None,
+            };
             let d = ctx
                 .err(
                     file,

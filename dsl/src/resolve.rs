@@ -374,6 +374,12 @@ impl<'l> Ctx<'l> {
     }
 
     pub fn u64_value(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<u64> {
+        // Seeds use the whole u64 range, beyond i64.
+        if let ValKind::Num { text, unit: None } = &v.kind {
+            if let Ok(n) = text.replace('_', "").parse::<u64>() {
+                return Some(n);
+            }
+        }
         let (s, v, file) = self.scalar(env, file, v, what)?;
         match s {
             Scalar::Int(i) if i >= 0 => Some(i as u64),
@@ -813,7 +819,7 @@ impl<'l> Ctx<'l> {
             let mut row = Vec::new();
             for cell in t.split([',', ';', ' ', '\t']).filter(|c| !c.is_empty()) {
                 match cell.parse::<f64>() {
-                    Ok(f) if f.is_finite() && f >= 0.0 && f < 1e15 => row.push(f.round() as u64),
+                    Ok(f) if (0.0..1e15).contains(&f) => row.push(f.round() as u64),
                     _ => {
                         self.err(
                             file,

@@ -498,12 +498,12 @@ pub fn parse_file(file: &str, src: &str) -> Parsed {
 
 /// Parse `axis=value,value` values from the command line; `file` names the pseudo
 /// file the text is shown as in diagnostics.
-pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>, Diagnostic> {
+pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>, Box<Diagnostic>> {
     pest::set_error_detail(true);
     let text = &src[offset..];
     let sc = scan(src.as_bytes(), offset, src.len(), 0);
     if sc.max_depth > MAX_DEPTH {
-        return Err(too_deep(file, sc.max_at));
+        return Err(Box::new(too_deep(file, sc.max_at)));
     }
     match LabParser::parse(Rule::set_values, text) {
         Ok(mut pairs) => {
@@ -515,7 +515,7 @@ pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>
                 .map(|p| b.value(p))
                 .collect())
         }
-        Err(e) => Err(convert_pest_error(file, src, offset, e)),
+        Err(e) => Err(Box::new(convert_pest_error(file, src, offset, e))),
     }
 }
 
@@ -924,6 +924,12 @@ fn convert_pest_error(
     if expected.iter().any(|e| !e.starts_with('`') || e.len() > 3) {
         expected.retain(|e| !["`_`", "`\"`", "`$`", "`-`", "`\u{b5}`"].contains(&e.as_str()));
     }
+    if expected.iter().any(|e| e == "a top-level item") {
+        expected = vec![
+            "a top-level item (`use`, `topology`, `lock`, `workload`, `placement` or `experiment`)"
+                .to_string(),
+        ];
+    }
     // Literal tokens first, then the words; keep the message short.
     expected.sort_by_key(|e| !e.starts_with('`'));
     if expected.len() > 8 {
@@ -966,11 +972,13 @@ fn convert_pest_error(
             .iter()
             .map(|e| e.trim_matches('`'))
             .filter(|e| e.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
-            .chain(if expected.iter().any(|e| e == "a top-level item") {
-                TOP_KEYWORDS.to_vec()
-            } else {
-                Vec::new()
-            })
+            .chain(
+                if expected.iter().any(|e| e.starts_with("a top-level item")) {
+                    TOP_KEYWORDS.to_vec()
+                } else {
+                    Vec::new()
+                },
+            )
             .collect();
         if found.starts_with('`') && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             crate::diag::suggest(word, keywords.iter().copied())

@@ -31,7 +31,7 @@ fn every_experiment_checks_and_plans() {
         let plan = c.plan.unwrap_or_else(|| panic!("{f}: no plan"));
         assert!(!plan.points.is_empty(), "{f}: no points");
         assert!(!plan.claims.is_empty(), "{f}: no claims");
-        assert!(plan.sources.len() >= 1);
+        assert!(!plan.sources.is_empty());
     }
 }
 

@@ -297,3 +297,36 @@ pub fn render(diags: &[Diagnostic], sources: &[(String, String)], color: bool) -
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_single_edits() {
+        assert_eq!(edit_distance("mcs", "mcs"), 0);
+        assert_eq!(edit_distance("mcsx", "mcs"), 1);
+        assert_eq!(edit_distance("tikcet", "ticket"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn suggestions_stay_close() {
+        let algos = ["tas", "ttas", "ticket", "mcs", "cna", "qspinlock"];
+        assert_eq!(suggest("mcsx", algos), Some("mcs"));
+        assert_eq!(suggest("qspinlok", algos), Some("qspinlock"));
+        assert_eq!(suggest("rwsem", algos), None);
+    }
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let src = "ab\nµs = 1\n";
+        assert_eq!(line_col(src, 0), (1, 1));
+        assert_eq!(line_col(src, 3), (2, 1));
+        // `µ` is two bytes but one column.
+        assert_eq!(line_col(src, 6), (2, 3));
+        // Past the end and inside a character: clamped, no panic.
+        assert_eq!(line_col(src, 1000).0, 3);
+        assert_eq!(line_col(src, 4), (2, 1));
+    }
+}

@@ -1548,3 +1548,62 @@ fn unescape(s: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_start_at_top_level_keywords() {
+        let src = "# c\nlock a = mcs\nlock b = ticket {\nworkload w = single { critical = 1ns }\n";
+        let firsts: Vec<&str> = top_level_pieces(src)
+            .iter()
+            .map(|&(s, e)| src[s..e].lines().next().unwrap())
+            .collect();
+        // The unclosed `{` of `b` does not swallow `workload w`: it starts at column 0.
+        assert_eq!(
+            firsts,
+            [
+                "# c",
+                "lock a = mcs",
+                "lock b = ticket {",
+                "workload w = single { critical = 1ns }"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_error_is_reported_and_items_survive() {
+        let p = parse_file("f.lab", "lock a = = mcs\nlock b = ticket\nlock c = tas x\n");
+        assert_eq!(p.diagnostics.len(), 2);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(
+            p.broken,
+            [
+                ("lock".to_string(), "a".to_string()),
+                ("lock".to_string(), "c".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn messages_use_words_not_rule_names() {
+        let p = parse_file(
+            "f.lab",
+            "experiment e {\n  sweep { threads = [1, }\n  expect speedup[ over x\n}\n",
+        );
+        assert_eq!(p.diagnostics.len(), 2);
+        for d in &p.diagnostics {
+            assert!(
+                !d.message.contains("kw_") && !d.message.contains("_item"),
+                "{}",
+                d.message
+            );
+            assert!(
+                !d.message.contains("EOI") && !d.message.contains("Rule"),
+                "{}",
+                d.message
+            );
+        }
+    }
+}

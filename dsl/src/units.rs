@@ -305,3 +305,52 @@ pub fn same_type(a: &Value, b: &Value) -> bool {
             | (Bool(_), Bool(_))
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_normalise_to_base() {
+        assert_eq!(
+            number("10", Some("ms")),
+            Ok(Scalar::Unit(Dim::Duration, 10_000_000))
+        );
+        assert_eq!(
+            number("1.5", Some("us")),
+            Ok(Scalar::Unit(Dim::Duration, 1_500))
+        );
+        assert_eq!(
+            number("128", Some("KiB")),
+            Ok(Scalar::Unit(Dim::Size, 131_072))
+        );
+        assert_eq!(
+            number("2.5", Some("GHz")),
+            Ok(Scalar::Unit(Dim::Freq, 2_500_000_000))
+        );
+        assert_eq!(number("2", Some("%")), Ok(Scalar::Percent(0.02)));
+        assert_eq!(number("1_000", None), Ok(Scalar::Int(1000)));
+    }
+
+    #[test]
+    fn bad_numbers_are_errors_not_panics() {
+        assert!(number("0.5", Some("ns")).is_err());
+        assert!(number("-1", Some("ms")).is_err());
+        assert!(number("99999999999999999999", Some("s")).is_err());
+        assert!(number("18446744073709551615", Some("s")).is_err());
+        let (msg, help) = number("256", Some("KB")).unwrap_err();
+        assert!(msg.contains("unknown unit `KB`"));
+        assert!(help.unwrap().contains("KiB"));
+    }
+
+    #[test]
+    fn values_order_within_a_type() {
+        use std::cmp::Ordering::*;
+        assert_eq!(cmp_values(&Value::Int(2), &Value::Float(2.0)), Some(Equal));
+        assert_eq!(
+            cmp_values(&Value::Duration(1), &Value::Duration(2)),
+            Some(Less)
+        );
+        assert_eq!(cmp_values(&Value::Duration(1), &Value::Size(1)), None);
+    }
+}

@@ -45,3 +45,44 @@ fn every_library_checks() {
         assert!(c.is_library(), "{f} should be a library");
     }
 }
+
+/// The language reference's complete examples (blocks that start with a top-level
+/// item and elide nothing) check without errors.
+#[test]
+fn reference_examples_check() {
+    let doc = locklab_dsl::LANGUAGE_REFERENCE;
+    let lib = std::fs::read_to_string(root().join("lib/x5-4.lab")).unwrap();
+    let row = vec!["50"; 144].join(",");
+    let csv = vec![row; 144].join("\n");
+    let mut checked_blocks = 0;
+    for (i, block) in doc.split("```lab\n").skip(1).enumerate() {
+        let block = block.split("```").next().unwrap();
+        let first = block
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .unwrap_or("");
+        let top = [
+            "use ",
+            "topology ",
+            "lock ",
+            "workload ",
+            "placement ",
+            "experiment ",
+        ];
+        if block.contains("...") || !top.iter().any(|k| first.starts_with(k)) {
+            continue;
+        }
+        let c = crate::load_mem(
+            &[
+                ("doc.lab", block),
+                ("lib/x5-4.lab", &lib),
+                ("x5-4-latency.csv", &csv),
+            ],
+            "doc.lab",
+        );
+        assert!(!c.has_errors(), "block {i}:\n{block}\n{}", show(&c));
+        checked_blocks += 1;
+    }
+    assert!(checked_blocks >= 8, "only {checked_blocks} blocks checked");
+}

@@ -26,6 +26,10 @@ pub const LOCK_ALGOS: &[&str] = &[
 pub const WORKLOAD_KINDS: &[&str] = &["single", "double", "bulk", "wakeup"];
 pub const PLACEMENT_POLICIES: &[&str] = &["compact", "scatter", "will_it_scale", "list"];
 
+/// The longest duration a value may have (2^53 ns, about 104 days): sums and
+/// conversions to f64 downstream stay exact and cannot overflow.
+pub const MAX_DURATION_NS: u64 = 1 << 53;
+
 /// File indices from here on name pseudo files (command-line values), so that real
 /// files read later (a matrix CSV) do not shift them.
 pub const PSEUDO_BASE: usize = 1 << 40;
@@ -318,6 +322,18 @@ impl<'l> Ctx<'l> {
     fn dim_value(&mut self, env: Env, file: usize, v: &Val, what: &str, dim: Dim) -> Option<u64> {
         let (s, v, file) = self.scalar(env, file, v, what)?;
         match s {
+            Scalar::Unit(Dim::Duration, n) if dim == Dim::Duration && n > MAX_DURATION_NS => {
+                self.err(
+                    file,
+                    v.span,
+                    format!(
+                        "{what} is too long (at most {} days)",
+                        MAX_DURATION_NS / 86_400_000_000_000
+                    ),
+                )
+                .set_label("too long");
+                None
+            }
             Scalar::Unit(d, n) if d == dim => Some(n),
             Scalar::Int(0) => Some(0),
             _ => {

@@ -1,12 +1,40 @@
 //! locklab's analysis: the results store, the polars pipeline, claims, plots and the
 //! report.
 //!
+//! Main entry points:
+//!
+//! * [`store::ResultsWriter`] writes a results directory record by record and
+//!   [`store::load_results`] reads it back as lazy polars frames;
+//! * [`pipeline`] aggregates repetitions (median and 95 % interval), speedups,
+//!   per-thread, per-node and node-to-node tables;
+//! * [`claims::evaluate`] judges each claim of the plan on those intervals;
+//! * [`report::build_report`] writes `report/index.html`, `report/report.md`, every
+//!   figure ([`plots`]) and `claims.json`;
+//! * [`compare::compare`] sets two results directories side by side;
+//! * [`bench::bench_pipeline`] times the whole pipeline on synthetic data.
+//!
+//! ```no_run
+//! # fn main() -> locklab_analysis::Result<()> {
+//! let dir = std::path::Path::new("results/cna_threshold/run-1");
+//! let results = locklab_analysis::load_results(dir)?;
+//! let claims = locklab_analysis::claims::evaluate(results.plan(), &results);
+//! print!("{}", locklab_analysis::claims::claims_table(&claims));
+//! let report = locklab_analysis::report::build_report(dir)?;
+//! println!("{}", report.index_html.display());
+//! std::process::exit(locklab_analysis::claims::exit_code(&claims));
+//! # }
+//! ```
+//!
 //! Architecture Invariant: this crate never runs experiments; it reads and writes
 //! results directories only. polars and plotters stay inside it.
 
+pub mod bench;
 pub mod claims;
+pub mod compare;
 pub mod error;
 pub mod pipeline;
+pub mod plots;
+pub mod report;
 pub mod stats;
 pub mod store;
 mod util;

@@ -1,6 +1,9 @@
 //! Integration tests of locklab-analysis: one binary, one module per area.
 
+mod bench;
 mod claims;
 mod common;
+mod compare;
 mod pipeline;
+mod report;
 mod store;

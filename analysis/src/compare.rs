@@ -1,0 +1,367 @@
+//! Two results directories side by side: per point and mode, the ratio B/A of each
+//! headline metric with a bootstrap interval, and a direction-aware verdict.
+//!
+//! Results from different hosts (hostname or CPU model) are refused unless the
+//! caller allows it: native numbers of two machines are not comparable by default.
+//! With `sim_vs_native`, the simulated records of A are compared with the native
+//! records of B (usually the same directory), point by point.
+
+use crate::error::{Error, Result};
+use crate::pipeline::{f64_values, str_values};
+use crate::stats::{self, Estimate};
+use crate::store::{load_results, Results};
+use crate::util::{create_dir, write_atomic};
+use polars::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompareOptions {
+    /// Compare results of different hosts anyway (noted as a warning).
+    pub allow_cross_host: bool,
+    /// Compare A's simulated records with B's native ones.
+    pub sim_vs_native: bool,
+}
+
+/// The headline metrics and whether higher is better.
+pub const HEADLINE: &[(&str, bool)] = &[
+    ("throughput_ops_s", true),
+    ("wait_p99_ns", false),
+    ("fairness_factor", false),
+    ("jain", true),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompareVerdict {
+    Better,
+    Worse,
+    WithinNoise,
+    NotMeasured,
+}
+
+impl CompareVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompareVerdict::Better => "better",
+            CompareVerdict::Worse => "worse",
+            CompareVerdict::WithinNoise => "within noise",
+            CompareVerdict::NotMeasured => "not measured",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    pub point_id: String,
+    /// Mode of A's records (B's is the same, or native with `sim_vs_native`).
+    pub mode: String,
+    pub metric: String,
+    pub a: Estimate,
+    pub b: Estimate,
+    /// B / A, with its interval.
+    pub ratio: Estimate,
+    /// B relative to A.
+    pub verdict: CompareVerdict,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    pub a_label: String,
+    pub b_label: String,
+    pub rows: Vec<CompareRow>,
+    pub warnings: Vec<String>,
+}
+
+type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
+
+/// Per (point_id, mode): repetition values of each headline metric.
+fn samples(r: &Results) -> Result<Samples> {
+    let mut sel = vec![col("point_id"), col("mode")];
+    sel.extend(HEADLINE.iter().map(|(m, _)| col(*m)));
+    let df = r
+        .points
+        .clone()
+        .filter(col("skipped").is_null())
+        .select(sel)
+        .collect()
+        .map_err(Error::polars(format!("read {}", r.dir.display())))?;
+    let ids = str_values(&df, "point_id")?;
+    let modes = str_values(&df, "mode")?;
+    let mut out: Samples = BTreeMap::new();
+    for (m, _) in HEADLINE {
+        let v = f64_values(&df, m)?;
+        for i in 0..df.height() {
+            out.entry((ids[i].clone(), modes[i].clone()))
+                .or_default()
+                .entry(m.to_string())
+                .or_default()
+                .push(v[i]);
+        }
+    }
+    Ok(out)
+}
+
+fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<String>> {
+    let (ha, hb) = (&a.manifest.host, &b.manifest.host);
+    if ha.hostname == hb.hostname && ha.cpu_model == hb.cpu_model {
+        return Ok(Vec::new());
+    }
+    let what = format!(
+        "{} ran on host \"{}\" ({}) and {} on host \"{}\" ({})",
+        a.dir.display(),
+        ha.hostname,
+        ha.cpu_model,
+        b.dir.display(),
+        hb.hostname,
+        hb.cpu_model
+    );
+    if opts.allow_cross_host {
+        Ok(vec![format!("comparing across hosts: {what}")])
+    } else {
+        Err(Error::Incompatible(format!(
+            "refusing to compare results from different hosts: {what}; pass --allow-cross-host to compare anyway"
+        )))
+    }
+}
+
+pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> {
+    let ra = load_results(a)?;
+    let rb = if a == b { ra.clone() } else { load_results(b)? };
+    let mut warnings = if opts.sim_vs_native {
+        Vec::new()
+    } else {
+        check_hosts(&ra, &rb, opts)?
+    };
+    let (sa, sb) = (samples(&ra)?, samples(&rb)?);
+    let (a_label, b_label) = if opts.sim_vs_native {
+        ("A (sim)".to_string(), "B (native)".to_string())
+    } else {
+        ("A".to_string(), "B".to_string())
+    };
+    let mut rows = Vec::new();
+    let mut only_a = 0;
+    for ((id, mode), ma) in &sa {
+        if opts.sim_vs_native && mode != "sim" {
+            continue;
+        }
+        let bmode = if opts.sim_vs_native {
+            "native"
+        } else {
+            mode.as_str()
+        };
+        let Some(mb) = sb.get(&(id.clone(), bmode.to_string())) else {
+            only_a += 1;
+            continue;
+        };
+        for (metric, higher_better) in HEADLINE {
+            let (xa, xb) = (&ma[*metric], &mb[*metric]);
+            let seed = stats::seed_for(&format!("compare/{id}/{mode}/{metric}"));
+            let ratio = stats::bootstrap(&[xa.clone(), xb.clone()], seed, |m| vec![m[1] / m[0]])[0];
+            let verdict = if ratio.value.is_nan() || ratio.lo.is_nan() {
+                CompareVerdict::NotMeasured
+            } else if ratio.lo > 1.0 {
+                if *higher_better {
+                    CompareVerdict::Better
+                } else {
+                    CompareVerdict::Worse
+                }
+            } else if ratio.hi < 1.0 {
+                if *higher_better {
+                    CompareVerdict::Worse
+                } else {
+                    CompareVerdict::Better
+                }
+            } else {
+                CompareVerdict::WithinNoise
+            };
+            rows.push(CompareRow {
+                point_id: id.clone(),
+                mode: mode.clone(),
+                metric: metric.to_string(),
+                a: stats::median_ci(xa),
+                b: stats::median_ci(xb),
+                ratio,
+                verdict,
+            });
+        }
+    }
+    let only_b = sb
+        .keys()
+        .filter(|(id, mode)| {
+            let amode = if opts.sim_vs_native {
+                if mode != "native" {
+                    return false;
+                }
+                "sim"
+            } else {
+                mode.as_str()
+            };
+            !sa.contains_key(&(id.clone(), amode.to_string()))
+        })
+        .count();
+    if only_a > 0 {
+        warnings.push(format!("{only_a} point(s) only in {a_label}"));
+    }
+    if only_b > 0 {
+        warnings.push(format!("{only_b} point(s) only in {b_label}"));
+    }
+    if rows.is_empty() {
+        warnings.push("no point is present in both".into());
+    }
+    Ok(Comparison {
+        a: a.to_path_buf(),
+        b: b.to_path_buf(),
+        a_label,
+        b_label,
+        rows,
+        warnings,
+    })
+}
+
+impl Comparison {
+    /// Counts of each verdict.
+    pub fn counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.rows {
+            *m.entry(r.verdict.as_str()).or_insert(0) += 1;
+        }
+        m
+    }
+
+    fn cells(&self) -> (Vec<&'static str>, Vec<Vec<String>>) {
+        let header = vec!["point", "mode", "metric", "A", "B", "B/A", "verdict"];
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.point_id.clone(),
+                    r.mode.clone(),
+                    r.metric.clone(),
+                    r.a.label(),
+                    r.b.label(),
+                    r.ratio.label(),
+                    r.verdict.as_str().to_string(),
+                ]
+            })
+            .collect();
+        (header, rows)
+    }
+
+    /// Plain-text table for the terminal.
+    pub fn table(&self) -> String {
+        let (header, rows) = self.cells();
+        let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+        for r in &rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let line = |cells: Vec<&str>| {
+            let mut s = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                s.push_str(c);
+                s.push_str(&" ".repeat(w[i] - c.chars().count() + 2));
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut out = format!(
+            "A = {}\nB = {}\n",
+            self.a.display(),
+            if self.a == self.b {
+                "(same directory)".to_string()
+            } else {
+                self.b.display().to_string()
+            }
+        );
+        out.push_str(&line(header.clone()));
+        out.push_str(&line(
+            w.iter()
+                .map(|n| "-".repeat(*n))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str)
+                .collect(),
+        ));
+        for r in &rows {
+            out.push_str(&line(r.iter().map(String::as_str).collect()));
+        }
+        let counts: Vec<String> = self
+            .counts()
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        out.push_str(&format!("summary: {}\n", counts.join(", ")));
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out
+    }
+
+    /// `comparison.md` and `comparison.html` in `out_dir`.
+    pub fn write_report(&self, out_dir: &Path) -> Result<()> {
+        create_dir(out_dir)?;
+        let (header, rows) = self.cells();
+        let mut md = format!(
+            "# Comparison\n\n- A: `{}`\n- B: `{}`\n\nB/A is the ratio of medians with a 95 % bootstrap interval; \"better\" and \"worse\" need the whole interval on one side of 1.\n\n",
+            self.a.display(),
+            self.b.display()
+        );
+        md.push_str(&format!("| {} |\n", header.join(" | ")));
+        md.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
+        for r in &rows {
+            md.push_str(&format!("| {} |\n", r.join(" | ")));
+        }
+        for w in &self.warnings {
+            md.push_str(&format!("\n> warning: {w}\n"));
+        }
+        write_atomic(&out_dir.join("comparison.md"), md.as_bytes())?;
+
+        let esc = crate::report::html_escape;
+        let mut html = String::from("<!doctype html><html><head><meta charset=\"utf-8\"><title>locklab comparison</title><style>");
+        html.push_str(crate::report::CSS);
+        html.push_str("</style></head><body><h1>Comparison</h1>");
+        html.push_str(&format!(
+            "<p>A: <code>{}</code><br>B: <code>{}</code></p><table><tr>",
+            esc(&self.a.display().to_string()),
+            esc(&self.b.display().to_string())
+        ));
+        for h in &header {
+            html.push_str(&format!("<th>{h}</th>"));
+        }
+        html.push_str("</tr>");
+        for (r, row) in self.rows.iter().zip(&rows) {
+            let class = match r.verdict {
+                CompareVerdict::Better => "pass",
+                CompareVerdict::Worse => "fail",
+                CompareVerdict::WithinNoise => "neutral",
+                CompareVerdict::NotMeasured => "error",
+            };
+            html.push_str("<tr>");
+            for (i, c) in row.iter().enumerate() {
+                if i == row.len() - 1 {
+                    html.push_str(&format!("<td class=\"verdict {class}\">{}</td>", esc(c)));
+                } else {
+                    html.push_str(&format!("<td>{}</td>", esc(c)));
+                }
+            }
+            html.push_str("</tr>");
+        }
+        html.push_str("</table>");
+        for w in &self.warnings {
+            html.push_str(&format!("<p class=\"warning\">warning: {}</p>", esc(w)));
+        }
+        html.push_str("</body></html>\n");
+        write_atomic(&out_dir.join("comparison.html"), html.as_bytes())
+    }
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.table())
+    }
+}

@@ -1,0 +1,1493 @@
+//! Figures, drawn with plotters as SVG and PNG: throughput vs threads by lock,
+//! speedup vs an axis, per-thread and per-node waits, wait-time CDFs, fairness vs
+//! throughput, node-to-node hand-off heat maps, and every `plot` of the plan.
+//!
+//! Text is drawn with DejaVu Sans, embedded in the binary and registered with
+//! plotters at first use, so figures render on machines without system fonts.
+//! Every figure has a title, axis labels with units and a legend; error bars are
+//! the 95 % intervals of [`crate::pipeline`]. An axis spanning more than a factor of
+//! 50 is drawn on a log scale.
+//!
+//! Which default figures appear depends on the data: no threshold-like axis, no
+//! speedup-vs-axis figure; one NUMA node, no node figures.
+
+use crate::error::{Error, Result};
+use crate::pipeline::{self, estimates, f64_values, str_values};
+use crate::stats::Estimate;
+use crate::store::Results;
+use crate::util;
+use locklab_dsl::plan::{crate_units, ClaimKind, Expr as CExpr, Plan, PlotSpec, Point, Value};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use polars::prelude::DataFrame;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+/// Register the embedded font as plotters' "sans-serif" (idempotent).
+pub fn register_fonts() {
+    REGISTER.call_once(|| {
+        // The font is compiled in; failing to parse it is a build defect.
+        if plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_err() {
+            panic!("the embedded DejaVu Sans font does not parse");
+        }
+    });
+}
+
+const W: u32 = 960;
+const H: u32 = 600;
+
+/// Okabe–Ito, distinguishable with the common colour-vision deficiencies.
+const COLORS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(120, 120, 120),
+    RGBColor(0, 0, 0),
+];
+
+fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+/// A rendered figure.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File stem (`throughput_vs_threads-sim`).
+    pub name: String,
+    pub title: String,
+    /// What the figure shows, for the report.
+    pub caption: String,
+    pub svg: String,
+    pub svg_path: PathBuf,
+    pub png_path: PathBuf,
+}
+
+/// How numbers on an axis are written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Unit {
+    Plain,
+    Duration,
+    Size,
+}
+
+#[derive(Debug, Clone)]
+struct Line {
+    name: String,
+    /// (x, y, lo, hi)
+    pts: Vec<(f64, f64, f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+struct LineFig {
+    x_label: String,
+    y_label: String,
+    x_unit: Unit,
+    y_unit: Unit,
+    lines: Vec<Line>,
+    log_x: bool,
+    log_y: bool,
+    /// Category names when x is categorical (x = index).
+    x_cats: Option<Vec<String>>,
+    markers_only: bool,
+}
+
+/// A series of bars: its name and, per category, (value, lo, hi).
+type BarGroup = (String, Vec<(f64, f64, f64)>);
+
+#[derive(Debug, Clone)]
+struct BarFig {
+    x_label: String,
+    y_label: String,
+    cats: Vec<String>,
+    /// (series name, per category (y, lo, hi))
+    groups: Vec<BarGroup>,
+    log_y: bool,
+}
+
+#[derive(Debug, Clone)]
+struct HeatFig {
+    nodes: Vec<u32>,
+    /// [from][to]
+    value: Vec<Vec<f64>>,
+    count: Vec<Vec<f64>>,
+    value_label: String,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Line(LineFig),
+    Bar(BarFig),
+    Heat(HeatFig),
+}
+
+#[derive(Debug, Clone)]
+struct Fig {
+    name: String,
+    title: String,
+    caption: String,
+    kind: Kind,
+}
+
+// ---------------------------------------------------------------------------
+// Labels
+
+/// `throughput (ops/s)`, `wait p99 (ns)`, `speedup (×)`.
+pub fn metric_label(m: &str) -> String {
+    match m {
+        "throughput_ops_s" => "throughput (ops/s)".into(),
+        "speedup" => "speedup over baseline (×)".into(),
+        "jain" => "Jain's fairness index (1 = fair)".into(),
+        "fairness_factor" => "fairness factor (0.5 = fair)".into(),
+        "share" => "share of acquisitions".into(),
+        "cov_acq" => "coefficient of variation of acquisitions".into(),
+        "max_min" => "max/min acquisitions".into(),
+        _ => {
+            let (base, unit) = if let Some(b) = m.strip_suffix("_ns") {
+                (b, " (ns)")
+            } else if let Some(b) = m.strip_suffix("_bytes") {
+                (b, " (bytes)")
+            } else if let Some(b) = m.strip_suffix("_ops_s") {
+                (b, " (ops/s)")
+            } else {
+                (m, "")
+            };
+            format!("{}{unit}", base.replace('_', " "))
+        }
+    }
+}
+
+fn unit_of_metric(m: &str) -> Unit {
+    if m.ends_with("_ns") {
+        Unit::Duration
+    } else if m.ends_with("_bytes") {
+        Unit::Size
+    } else {
+        Unit::Plain
+    }
+}
+
+fn si(v: f64) -> String {
+    let a = v.abs();
+    let (d, s) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / d;
+    let t = if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x.round())
+    } else if x.abs() >= 10.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    };
+    format!("{t}{s}")
+}
+
+/// `158us`, `1.58ms`, `10ms`: three significant digits in the largest unit.
+fn fmt_duration(v: f64) -> String {
+    let (scale, unit) = [(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")]
+        .into_iter()
+        .find(|(sc, _)| v >= *sc)
+        .unwrap_or((1.0, "ns"));
+    let x = v / scale;
+    let t = if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    };
+    let t = if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    };
+    format!("{t}{unit}")
+}
+
+fn fmt_tick(v: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Duration if v >= 1.0 => fmt_duration(v),
+        Unit::Size if v >= 1.0 && (v.round() as u64).is_power_of_two() => {
+            crate_units::size_label(v.round() as u64)
+        }
+        _ => si(v),
+    }
+}
+
+/// Tick count for a log axis spanning `width` decades: whole decades when there
+/// are several, finer steps otherwise.
+fn log_ticks(width: f64) -> usize {
+    (width.ceil() as usize + 1).max(4)
+}
+
+/// The legend corner with the fewest data points under it (positions in 0..1).
+fn legend_corner(pts: impl Iterator<Item = (f64, f64)>) -> SeriesLabelPosition {
+    let mut n = [0usize; 4];
+    for (x, y) in pts {
+        if !(x.is_finite() && y.is_finite()) {
+            continue;
+        }
+        let (right, left, top, bottom) = (x > 0.55, x < 0.45, y > 0.6, y < 0.4);
+        n[0] += usize::from(right && top);
+        n[1] += usize::from(left && top);
+        n[2] += usize::from(right && bottom);
+        n[3] += usize::from(left && bottom);
+    }
+    let best = (0..4).min_by_key(|&i| (n[i], i)).unwrap_or(0);
+    [
+        SeriesLabelPosition::UpperRight,
+        SeriesLabelPosition::UpperLeft,
+        SeriesLabelPosition::LowerRight,
+        SeriesLabelPosition::LowerLeft,
+    ][best]
+        .clone()
+}
+
+fn axis_unit(plan: &Plan, axis: &str) -> Unit {
+    match plan
+        .axes
+        .iter()
+        .find(|a| a.name == axis)
+        .and_then(|a| a.values.first())
+    {
+        Some(Value::Duration(_)) => Unit::Duration,
+        Some(Value::Size(_)) => Unit::Size,
+        _ => Unit::Plain,
+    }
+}
+
+fn axis_label(plan: &Plan, axis: &str) -> String {
+    match axis_unit(plan, axis) {
+        Unit::Duration => format!("{axis} (time)"),
+        Unit::Size => format!("{axis} (bytes)"),
+        Unit::Plain if axis == "threads" => "threads".into(),
+        Unit::Plain => axis.replace('_', " "),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Drawing
+
+type DrawResult = std::result::Result<(), String>;
+
+fn s<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+fn span(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+    let v: Vec<f64> = vals
+        .filter(|x| x.is_finite() && (!log || *x > 0.0))
+        .collect();
+    if v.is_empty() {
+        return (0.0, 1.0);
+    }
+    let (mut lo, mut hi) = (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    if log {
+        let (a, b) = (lo.log10(), hi.log10());
+        let pad = ((b - a) * 0.05).max(0.05);
+        return (a - pad, b + pad);
+    }
+    if lo == hi {
+        let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        lo -= d;
+        hi += d;
+    }
+    let pad = (hi - lo) * 0.06;
+    // Start at zero when the data is not far from it: honest bars and lines.
+    let lo = if lo >= 0.0 && lo < (hi - lo) * 1.5 {
+        0.0
+    } else {
+        lo - pad
+    };
+    (lo, hi + pad)
+}
+
+fn wants_log(vals: impl Iterator<Item = f64>) -> bool {
+    let v: Vec<f64> = vals.filter(|x| x.is_finite()).collect();
+    if v.is_empty() || v.iter().any(|x| *x <= 0.0) {
+        return false;
+    }
+    let (lo, hi) = (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    );
+    hi / lo > 50.0
+}
+
+fn tx(v: f64, log: bool) -> f64 {
+    if log {
+        v.log10()
+    } else {
+        v
+    }
+}
+
+fn draw_line<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    f: &LineFig,
+) -> DrawResult {
+    root.fill(&WHITE).map_err(s)?;
+    let xs = f.lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0));
+    let ys = f
+        .lines
+        .iter()
+        .flat_map(|l| l.pts.iter().flat_map(|p| [p.1, p.2, p.3]));
+    let (x0, x1) = match &f.x_cats {
+        Some(c) => (-0.5, c.len() as f64 - 0.5),
+        None => span(xs, f.log_x),
+    };
+    let (y0, y1) = span(ys, f.log_y);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(18)
+        .x_label_area_size(56)
+        .y_label_area_size(86)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(s)?;
+    let (log_x, log_y) = (f.log_x, f.log_y);
+    let (xu, yu) = (f.x_unit, f.y_unit);
+    let cats = f.x_cats.clone();
+    let xfmt = move |v: &f64| match &cats {
+        Some(c) => {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
+                c[i as usize].clone()
+            } else {
+                String::new()
+            }
+        }
+        None => fmt_tick(if log_x { 10f64.powf(*v) } else { *v }, xu),
+    };
+    let yfmt = move |v: &f64| fmt_tick(if log_y { 10f64.powf(*v) } else { *v }, yu);
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(f.x_label.as_str())
+        .y_desc(f.y_label.as_str())
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .light_line_style(RGBColor(235, 235, 235));
+    if let Some(c) = &f.x_cats {
+        mesh.x_labels(c.len().max(2) * 2 + 1);
+    } else if log_x {
+        mesh.x_labels(log_ticks(x1 - x0));
+    }
+    if log_y {
+        mesh.y_labels(log_ticks(y1 - y0));
+    }
+    mesh.draw().map_err(s)?;
+    let corner = legend_corner(f.lines.iter().flat_map(|l| {
+        l.pts.iter().flat_map(|p| {
+            let x = (tx(p.0, log_x) - x0) / (x1 - x0);
+            [p.1, p.2, p.3].map(|y| (x, (tx(y, log_y) - y0) / (y1 - y0)))
+        })
+    }));
+    for (i, l) in f.lines.iter().enumerate() {
+        let c = color(i);
+        let pts: Vec<(f64, f64)> = l
+            .pts
+            .iter()
+            .filter(|p| p.1.is_finite() && (!log_y || p.1 > 0.0))
+            .map(|p| (tx(p.0, log_x), tx(p.1, log_y)))
+            .collect();
+        if !f.markers_only {
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(s)?;
+        }
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
+            .map_err(s)?
+            .label(l.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3)));
+        // Error bars: the 95 % interval.
+        let cap = (x1 - x0) * 0.006;
+        for p in &l.pts {
+            if !(p.2.is_finite() && p.3.is_finite()) || p.2 == p.3 || (log_y && p.2 <= 0.0) {
+                continue;
+            }
+            let x = tx(p.0, log_x);
+            let (a, b) = (tx(p.2, log_y), tx(p.3, log_y));
+            chart
+                .draw_series([
+                    PathElement::new(vec![(x, a), (x, b)], c.stroke_width(1)),
+                    PathElement::new(vec![(x - cap, a), (x + cap, a)], c.stroke_width(1)),
+                    PathElement::new(vec![(x - cap, b), (x + cap, b)], c.stroke_width(1)),
+                ])
+                .map_err(s)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(s)?;
+    root.present().map_err(s)
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    f: &BarFig,
+) -> DrawResult {
+    root.fill(&WHITE).map_err(s)?;
+    let ys = f
+        .groups
+        .iter()
+        .flat_map(|g| g.1.iter().flat_map(|p| [p.0, p.1, p.2]));
+    let (y0, y1) = span(ys, f.log_y);
+    let y0 = if f.log_y { y0 } else { y0.min(0.0) };
+    let n = f.cats.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(18)
+        .x_label_area_size(56)
+        .y_label_area_size(86)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), y0..y1)
+        .map_err(s)?;
+    let log_y = f.log_y;
+    let cats = f.cats.clone();
+    let step = (n / 24).max(1);
+    let xfmt = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() && (i as usize) % step == 0
+        {
+            cats[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let yfmt = move |v: &f64| fmt_tick(if log_y { 10f64.powf(*v) } else { *v }, Unit::Duration);
+    let corner = legend_corner(f.groups.iter().flat_map(|g| {
+        g.1.iter().enumerate().map(|(i, v)| {
+            (
+                (i as f64 + 0.5) / n.max(1) as f64,
+                (tx(v.0, log_y) - y0) / (y1 - y0),
+            )
+        })
+    }));
+    chart
+        .configure_mesh()
+        .y_labels(if log_y { log_ticks(y1 - y0) } else { 10 })
+        .disable_x_mesh()
+        .x_labels((n * 2 + 1).min(97))
+        .x_desc(f.x_label.as_str())
+        .y_desc(f.y_label.as_str())
+        .x_label_formatter(&xfmt)
+        .y_label_formatter(&yfmt)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(s)?;
+    let k = f.groups.len().max(1) as f64;
+    let width = 0.8 / k;
+    for (gi, (name, vals)) in f.groups.iter().enumerate() {
+        let c = color(gi);
+        let bars: Vec<Rectangle<(f64, f64)>> = vals
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.0.is_finite() && (!log_y || v.0 > 0.0))
+            .map(|(i, v)| {
+                let x = i as f64 - 0.4 + width * gi as f64;
+                Rectangle::new([(x, y0), (x + width * 0.92, tx(v.0, log_y))], c.filled())
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(s)?
+            .label(name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        for (i, v) in vals.iter().enumerate() {
+            if !(v.1.is_finite() && v.2.is_finite()) || v.1 == v.2 || (log_y && v.1 <= 0.0) {
+                continue;
+            }
+            let x = i as f64 - 0.4 + width * (gi as f64 + 0.46);
+            chart
+                .draw_series([PathElement::new(
+                    vec![(x, tx(v.1, log_y)), (x, tx(v.2, log_y))],
+                    BLACK.stroke_width(1),
+                )])
+                .map_err(s)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(s)?;
+    root.present().map_err(s)
+}
+
+fn heat_color(t: f64) -> RGBColor {
+    // White → blue → dark red, t in [0, 1].
+    let t = t.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64, u: f64| (a + (b - a) * u) as u8;
+    if t < 0.5 {
+        let u = t * 2.0;
+        RGBColor(
+            lerp(247.0, 66.0, u),
+            lerp(251.0, 146.0, u),
+            lerp(255.0, 198.0, u),
+        )
+    } else {
+        let u = (t - 0.5) * 2.0;
+        RGBColor(
+            lerp(66.0, 165.0, u),
+            lerp(146.0, 15.0, u),
+            lerp(198.0, 21.0, u),
+        )
+    }
+}
+
+fn draw_heat<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    f: &HeatFig,
+) -> DrawResult {
+    root.fill(&WHITE).map_err(s)?;
+    let n = f.nodes.len();
+    let vals: Vec<f64> = f
+        .value
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let (lo, hi) = (
+        vals.iter().copied().fold(f64::INFINITY, f64::min).max(1.0),
+        vals.iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max)
+            .max(1.0),
+    );
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(18)
+        .x_label_area_size(56)
+        .y_label_area_size(86)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), -0.5..(n as f64 - 0.5))
+        .map_err(s)?;
+    // Rows top to bottom in node order, as in the tables.
+    let row = |i: usize| (n - 1 - i) as f64;
+    let nodes = f.nodes.clone();
+    let xl = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < nodes.len() {
+            format!("node {}", nodes[i as usize])
+        } else {
+            String::new()
+        }
+    };
+    let nodes = f.nodes.clone();
+    let yl = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < nodes.len() {
+            format!("node {}", nodes[nodes.len() - 1 - i as usize])
+        } else {
+            String::new()
+        }
+    };
+    let x_desc = format!(
+        "next holder's node (to); colour: {} from {} (light) to {} (dark); hand-offs in brackets",
+        f.value_label,
+        fmt_tick(lo, Unit::Duration),
+        fmt_tick(hi, Unit::Duration)
+    );
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(n * 2 + 1)
+        .y_labels(n * 2 + 1)
+        .x_desc(x_desc.as_str())
+        .y_desc("previous holder's node (from)")
+        .x_label_formatter(&xl)
+        .y_label_formatter(&yl)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .draw()
+        .map_err(s)?;
+    let font_size = if n > 8 { 10 } else { 15 };
+    for i in 0..n {
+        for j in 0..n {
+            let v = f.value[i][j];
+            let t = if v.is_finite() && v > 0.0 && hi > lo {
+                (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+            } else if v.is_finite() {
+                0.5
+            } else {
+                0.0
+            };
+            let fill = if v.is_finite() {
+                heat_color(t)
+            } else {
+                RGBColor(230, 230, 230)
+            };
+            let (x, y) = (j as f64, row(i));
+            chart
+                .draw_series([Rectangle::new(
+                    [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                    fill.filled(),
+                )])
+                .map_err(s)?;
+            let ink = if t > 0.55 { WHITE } else { BLACK };
+            let text = if v.is_finite() {
+                format!("{} ({})", fmt_tick(v, Unit::Duration), si(f.count[i][j]))
+            } else {
+                "—".into()
+            };
+            let style = TextStyle::from(("sans-serif", font_size).into_font())
+                .color(&ink)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Center,
+                ));
+            chart
+                .draw_series([Text::new(text, (x, y), style)])
+                .map_err(s)?;
+        }
+    }
+    root.present().map_err(s)
+}
+
+fn draw_any<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Fig) -> DrawResult {
+    match &fig.kind {
+        Kind::Line(l) => draw_line(root, &fig.title, l),
+        Kind::Bar(b) => draw_bars(root, &fig.title, b),
+        Kind::Heat(h) => draw_heat(root, &fig.title, h),
+    }
+}
+
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn render(fig: &Fig, dir: &Path) -> Result<Figure> {
+    register_fonts();
+    let name = safe_name(&fig.name);
+    let err = |message: String| Error::Plot {
+        plot: fig.name.clone(),
+        message,
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        draw_any(&root, fig).map_err(err)?;
+    }
+    let svg_path = dir.join(format!("{name}.svg"));
+    util::write_atomic(&svg_path, svg.as_bytes())?;
+    let png_path = dir.join(format!("{name}.png"));
+    let tmp = util::tmp_path(&png_path).with_extension("png");
+    {
+        let root = BitMapBackend::new(&tmp, (W, H)).into_drawing_area();
+        draw_any(&root, fig).map_err(err)?;
+    }
+    std::fs::rename(&tmp, &png_path).map_err(Error::io("rename into place", &png_path))?;
+    Ok(Figure {
+        name,
+        title: fig.title.clone(),
+        caption: fig.caption.clone(),
+        svg,
+        svg_path,
+        png_path,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Data → figures
+
+/// A point × mode row of a summary, with its plan point.
+struct Row<'a> {
+    point: &'a Point,
+    mode: String,
+    i: usize,
+}
+
+fn rows<'a>(plan: &'a Plan, df: &DataFrame) -> Result<Vec<Row<'a>>> {
+    let p = f64_values(df, "point")?;
+    let m = str_values(df, "mode")?;
+    Ok((0..df.height())
+        .filter_map(|i| {
+            plan.points.get(p[i] as usize).map(|point| Row {
+                point,
+                mode: m[i].clone(),
+                i,
+            })
+        })
+        .collect())
+}
+
+/// Value of `key` for a point: a sweep axis, or `threads` / `lock`.
+fn key_value(p: &Point, key: &str) -> Option<Value> {
+    if let Some(v) = p.axes.get(key) {
+        return Some(v.clone());
+    }
+    match key {
+        "threads" => Some(Value::Int(p.threads as i64)),
+        "lock" => Some(Value::Str(p.lock.name.clone())),
+        "workload" => Some(Value::Str(p.workload.kind_name().into())),
+        _ => None,
+    }
+}
+
+fn matches_select(p: &Point, mode: &str, select: &[(String, Value)]) -> bool {
+    select.iter().all(|(k, v)| {
+        if k == "mode" {
+            return v.label() == mode;
+        }
+        match key_value(p, k) {
+            Some(pv) => match (pv.as_f64(), v.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => pv.label() == v.label(),
+            },
+            None => true, // result dimensions are applied by the caller
+        }
+    })
+}
+
+/// Axes (plus lock) that vary among the given points, except `x`.
+fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
+    let mut keys: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
+    for k in ["lock", "threads"] {
+        if !keys.iter().any(|a| a == k) {
+            keys.push(k.into());
+        }
+    }
+    keys.into_iter()
+        .filter(|k| k != x)
+        .filter(|k| {
+            let vals: BTreeSet<String> = pts
+                .iter()
+                .map(|p| key_value(p, k).map(|v| v.label()).unwrap_or_default())
+                .collect();
+            vals.len() > 1
+        })
+        .collect()
+}
+
+fn series_name(p: &Point, keys: &[String]) -> String {
+    if keys.is_empty() {
+        return "all".into();
+    }
+    keys.iter()
+        .map(|k| {
+            let v = key_value(p, k)
+                .map(|v| v.label())
+                .unwrap_or_else(|| "—".into());
+            if k == "lock" {
+                v
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const MAX_SERIES: usize = 10;
+
+/// Metric vs x (a sweep axis, `threads` or `lock`) from a point-level summary, one
+/// series per combination of `group` keys (default: every other varying axis).
+#[allow(clippy::too_many_arguments)]
+fn metric_vs(
+    plan: &Plan,
+    df: &DataFrame,
+    metric: &str,
+    x: &str,
+    group: Option<&[String]>,
+    select: &[(String, Value)],
+    mode: &str,
+    log: (Option<bool>, Option<bool>),
+    skip_lock: Option<&str>,
+) -> Result<Option<(LineFig, usize)>> {
+    let est: Vec<Estimate> = estimates(df, metric)?;
+    let rows: Vec<Row> = rows(plan, df)?
+        .into_iter()
+        .filter(|r| r.mode == mode && matches_select(r.point, mode, select) && !est[r.i].is_nan())
+        .filter(|r| Some(r.point.lock.name.as_str()) != skip_lock)
+        .filter(|r| key_value(r.point, x).is_some())
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let pts: Vec<&Point> = rows.iter().map(|r| r.point).collect();
+    let keys: Vec<String> = match group {
+        Some(g) => g.to_vec(),
+        None => varying(plan, &pts, x),
+    };
+    let xv: Vec<Value> = rows.iter().filter_map(|r| key_value(r.point, x)).collect();
+    let numeric = xv.iter().all(|v| v.as_f64().is_some());
+    let cats: Option<Vec<String>> = (!numeric).then(|| {
+        let mut seen = Vec::new();
+        for v in &xv {
+            if !seen.contains(&v.label()) {
+                seen.push(v.label());
+            }
+        }
+        seen
+    });
+    let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for r in &rows {
+        let name = series_name(r.point, &keys);
+        let v = key_value(r.point, x).unwrap_or(Value::Int(0));
+        let xf = match &cats {
+            Some(c) => c.iter().position(|s| *s == v.label()).unwrap_or(0) as f64,
+            None => v.as_f64().unwrap_or(0.0),
+        };
+        let e = est[r.i];
+        if !order.contains(&name) {
+            order.push(name.clone());
+        }
+        series
+            .entry(name)
+            .or_default()
+            .push((xf, e.value, e.lo, e.hi));
+    }
+    let total = order.len();
+    let lines: Vec<Line> = order
+        .into_iter()
+        .take(MAX_SERIES)
+        .map(|name| {
+            let mut pts = series.remove(&name).unwrap_or_default();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Line { name, pts }
+        })
+        .collect();
+    let log_x = log.0.unwrap_or_else(|| {
+        cats.is_none() && wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)))
+    });
+    let log_y = log
+        .1
+        .unwrap_or_else(|| wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.1))));
+    Ok(Some((
+        LineFig {
+            x_label: if x == "lock" {
+                "lock".into()
+            } else {
+                axis_label(plan, x)
+            },
+            y_label: metric_label(metric),
+            x_unit: axis_unit(plan, x),
+            y_unit: unit_of_metric(metric),
+            lines,
+            log_x,
+            log_y,
+            x_cats: cats,
+            markers_only: false,
+        },
+        total,
+    )))
+}
+
+/// The baseline lock named by the plan's claims or plots, if any.
+fn known_baseline(plan: &Plan) -> Option<String> {
+    fn walk(e: &CExpr) -> Option<String> {
+        match e {
+            CExpr::Metric(m) => m.baseline.clone(),
+            CExpr::Const { .. } => None,
+            CExpr::Binary { lhs, rhs, .. } => walk(lhs).or_else(|| walk(rhs)),
+        }
+    }
+    plan.plots
+        .iter()
+        .find_map(|p| p.baseline.clone())
+        .or_else(|| {
+            plan.claims.iter().find_map(|c| match &c.kind {
+                ClaimKind::Band { expr, .. } => walk(expr),
+                ClaimKind::Ordering { exprs, .. } => exprs.iter().find_map(walk),
+                ClaimKind::Trend { metric, .. } => metric.baseline.clone(),
+            })
+        })
+}
+
+/// Points to show in per-thread, per-node, CDF and heat-map figures: per lock,
+/// the point with the most threads (then the first in plan order), at most `max`.
+fn showcase(plan: &Plan, df: &DataFrame, mode: &str, max: usize) -> Result<Vec<u32>> {
+    let rows = rows(plan, df)?;
+    let mut best: BTreeMap<&str, &Point> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.mode == mode) {
+        let e = best.entry(r.point.lock.name.as_str()).or_insert(r.point);
+        if r.point.threads > e.threads {
+            *e = r.point;
+        }
+    }
+    let mut v: Vec<u32> = best.values().map(|p| p.index as u32).collect();
+    v.sort_unstable();
+    v.truncate(max);
+    Ok(v)
+}
+
+/// Figures drawn, and what could not be drawn.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub figures: Vec<Figure>,
+    pub warnings: Vec<String>,
+}
+
+/// Render every figure that applies to `results` into `dir`. A figure that cannot
+/// be drawn (a plot naming an unknown metric) becomes a warning, not a failure.
+pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
+    util::create_dir(dir)?;
+    let (figs, mut warnings) = figures(results)?;
+    let mut figures = Vec::new();
+    for f in &figs {
+        match render(f, dir) {
+            Ok(fig) => figures.push(fig),
+            Err(e) => warnings.push(e.to_string()),
+        }
+    }
+    Ok(Rendered { figures, warnings })
+}
+
+fn modes_of(df: &DataFrame) -> Result<Vec<String>> {
+    let mut m: Vec<String> = str_values(df, "mode")?
+        .into_iter()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    m.sort_by_key(|x| (x != "sim", x.clone()));
+    Ok(m)
+}
+
+fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let plan = results.plan();
+    let summary = pipeline::point_summary(results)?;
+    let modes = modes_of(&summary)?;
+    let mut figs = Vec::new();
+    let threads_vary = plan
+        .points
+        .iter()
+        .map(|p| p.threads)
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
+    let baseline = known_baseline(plan);
+    let speed = match &baseline {
+        Some(b) => pipeline::speedup(results, b).ok(),
+        None => None,
+    };
+    let thread_sum = pipeline::thread_summary(results)?;
+    let node_sum = pipeline::node_summary(results)?;
+    let hand = pipeline::handoff_summary(results)?;
+    let cdfs = pipeline::wait_cdfs(results)?;
+
+    for mode in &modes {
+        // Throughput vs threads, one line per lock (and other axes).
+        if threads_vary {
+            if let Some((f, total)) = metric_vs(
+                plan,
+                &summary,
+                "throughput_ops_s",
+                "threads",
+                None,
+                &[],
+                mode,
+                (None, None),
+                None,
+            )? {
+                figs.push(Fig {
+                    name: format!("throughput_vs_threads-{mode}"),
+                    title: format!("Throughput vs threads ({mode})"),
+                    caption: capped(
+                        "Median throughput over repetitions; bars: 95 % interval.",
+                        total,
+                    ),
+                    kind: Kind::Line(f),
+                });
+            }
+        }
+        // Speedup vs each non-lock axis with several values.
+        if let (Some(b), Some(sp)) = (&baseline, &speed) {
+            let lock_cols = lock_axis_names(plan);
+            for a in plan
+                .axes
+                .iter()
+                .filter(|a| a.values.len() > 1 && !lock_cols.contains(&a.name))
+            {
+                if let Some((f, total)) = metric_vs(
+                    plan,
+                    sp,
+                    "speedup",
+                    &a.name,
+                    None,
+                    &[],
+                    mode,
+                    (None, Some(false)),
+                    Some(b),
+                )? {
+                    figs.push(Fig {
+                        name: format!("speedup_vs_{}-{mode}", a.name),
+                        title: format!("Speedup over {b} vs {} ({mode})", a.name),
+                        caption: capped(&format!("Throughput ÷ throughput of {b} at the same values of the other axes; bars: 95 % bootstrap interval."), total),
+                        kind: Kind::Line(f),
+                    });
+                }
+            }
+        }
+        // Fairness vs throughput.
+        for (metric, what) in [
+            ("jain", "Jain's index"),
+            ("fairness_factor", "fairness factor"),
+        ] {
+            if let Some(f) = scatter(plan, &summary, metric, mode)? {
+                figs.push(Fig {
+                    name: format!("{metric}_vs_throughput-{mode}"),
+                    title: format!("{what} vs throughput ({mode})"),
+                    caption: "Each marker is one point (median over repetitions); colour = lock."
+                        .into(),
+                    kind: Kind::Line(f),
+                });
+            }
+        }
+        let show = showcase(plan, &summary, mode, 4)?;
+        for p in &show {
+            let point = &plan.points[*p as usize];
+            if let Some(f) = thread_bars(&thread_sum, *p, mode)? {
+                figs.push(Fig {
+                    name: format!("wait_per_thread-p{p}-{mode}"),
+                    title: format!("Wait per thread: {} ({mode})", point.lock.name),
+                    caption: format!("Point {}: wait p50 / p99 / max per thread (CPU in brackets), medians over repetitions.", point.id),
+                    kind: Kind::Bar(f),
+                });
+            }
+            if let Some(f) = node_bars(&node_sum, *p, mode)? {
+                figs.push(Fig {
+                    name: format!("wait_per_node-p{p}-{mode}"),
+                    title: format!("Wait per node: {} ({mode})", point.lock.name),
+                    caption: format!("Point {}: per node, p50 = median of its threads' p50, p99 and max = largest of its threads'.", point.id),
+                    kind: Kind::Bar(f),
+                });
+            }
+            if let Some(f) = heat(&hand, *p, mode)? {
+                figs.push(Fig {
+                    name: format!("handoff_heatmap-p{p}-{mode}"),
+                    title: format!("Node-to-node wait p99: {} ({mode})", point.lock.name),
+                    caption: format!("Point {}: the next holder's wait p99 by (previous holder's node, next holder's node); hand-off counts in brackets.", point.id),
+                    kind: Kind::Heat(f),
+                });
+            }
+        }
+        if let Some(f) = cdf_fig(plan, &cdfs, &show, mode) {
+            figs.push(Fig {
+                name: format!("wait_cdf-{mode}"),
+                title: format!("Wait-time CDF ({mode})"),
+                caption: "Fraction of acquisitions that waited at most x (median over repetitions, per quantile).".into(),
+                kind: Kind::Line(f),
+            });
+        }
+    }
+    // The plan's own plots.
+    for (i, spec) in plan.plots.iter().enumerate() {
+        for mode in &modes {
+            let kind = match spec_fig(results, plan, &summary, &thread_sum, &node_sum, spec, mode) {
+                Ok(k) => k,
+                Err(e) => {
+                    warnings.push(format!("plot {} ({mode}): {e}", i + 1));
+                    None
+                }
+            };
+            if let Some(f) = kind {
+                figs.push(Fig {
+                    name: format!("plot{}-{}-{mode}", i + 1, safe_name(&spec.metric)),
+                    title: spec
+                        .title
+                        .clone()
+                        .map(|t| format!("{t} ({mode})"))
+                        .unwrap_or_else(|| {
+                            format!("{} vs {} ({mode})", metric_label(&spec.metric), spec.x)
+                        }),
+                    caption: format!(
+                        "Plot {} of the experiment: {} against {}.",
+                        i + 1,
+                        spec.metric,
+                        spec.x
+                    ),
+                    kind: f,
+                });
+            }
+        }
+    }
+    Ok((figs, warnings))
+}
+
+fn capped(caption: &str, total: usize) -> String {
+    if total > MAX_SERIES {
+        format!("{caption} Showing the first {MAX_SERIES} of {total} series.")
+    } else {
+        caption.to_string()
+    }
+}
+
+fn lock_axis_names(plan: &Plan) -> BTreeSet<String> {
+    let locks: BTreeSet<&str> = plan.points.iter().map(|p| p.lock.name.as_str()).collect();
+    plan.axes
+        .iter()
+        .filter(|a| {
+            a.name == "lock"
+                || a.values
+                    .iter()
+                    .any(|v| matches!(v, Value::Str(s) if locks.contains(s.as_str())))
+        })
+        .map(|a| a.name.clone())
+        .collect()
+}
+
+fn scatter(plan: &Plan, df: &DataFrame, metric: &str, mode: &str) -> Result<Option<LineFig>> {
+    let tp = estimates(df, "throughput_ops_s")?;
+    let y = estimates(df, metric)?;
+    let mut by_lock: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+    for r in rows(plan, df)?.into_iter().filter(|r| r.mode == mode) {
+        if tp[r.i].is_nan() || y[r.i].is_nan() {
+            continue;
+        }
+        by_lock.entry(r.point.lock.name.clone()).or_default().push((
+            tp[r.i].value,
+            y[r.i].value,
+            y[r.i].lo,
+            y[r.i].hi,
+        ));
+    }
+    if by_lock.is_empty() {
+        return Ok(None);
+    }
+    let lines: Vec<Line> = by_lock
+        .into_iter()
+        .map(|(name, pts)| Line { name, pts })
+        .collect();
+    let log_x = wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)));
+    Ok(Some(LineFig {
+        x_label: metric_label("throughput_ops_s"),
+        y_label: metric_label(metric),
+        x_unit: Unit::Plain,
+        y_unit: Unit::Plain,
+        lines,
+        log_x,
+        log_y: false,
+        x_cats: None,
+        markers_only: true,
+    }))
+}
+
+fn filter_point(df: &DataFrame, p: u32, mode: &str) -> Result<Vec<usize>> {
+    let pts = f64_values(df, "point")?;
+    let modes = str_values(df, "mode")?;
+    Ok((0..df.height())
+        .filter(|&i| pts[i] as u32 == p && modes[i] == mode)
+        .collect())
+}
+
+fn wait_groups(df: &DataFrame, idx: &[usize]) -> Result<Vec<BarGroup>> {
+    let mut groups = Vec::new();
+    for (m, name) in [
+        ("wait_p50_ns", "p50"),
+        ("wait_p99_ns", "p99"),
+        ("wait_max_ns", "max"),
+    ] {
+        let e = estimates(df, m)?;
+        groups.push((
+            name.to_string(),
+            idx.iter()
+                .map(|&i| (e[i].value, e[i].lo, e[i].hi))
+                .collect(),
+        ));
+    }
+    Ok(groups)
+}
+
+fn thread_bars(df: &DataFrame, p: u32, mode: &str) -> Result<Option<BarFig>> {
+    let mut idx = filter_point(df, p, mode)?;
+    let classes = str_values(df, "class")?;
+    // The main wait class only: the first one of the point.
+    if let Some(&first) = idx.first() {
+        let c = classes[first].clone();
+        idx.retain(|&i| classes[i] == c);
+    }
+    if idx.len() < 2 || idx.len() > 160 {
+        return Ok(None);
+    }
+    let thread = f64_values(df, "thread")?;
+    let cpu = f64_values(df, "cpu")?;
+    let cats = idx
+        .iter()
+        .map(|&i| format!("{} ({})", thread[i], cpu[i]))
+        .collect();
+    let groups = wait_groups(df, &idx)?;
+    let log_y = wants_log(groups.iter().flat_map(|g| g.1.iter().map(|v| v.0)));
+    Ok(Some(BarFig {
+        x_label: "thread (cpu)".into(),
+        y_label: "wait (ns)".into(),
+        cats,
+        groups,
+        log_y,
+    }))
+}
+
+fn node_bars(df: &DataFrame, p: u32, mode: &str) -> Result<Option<BarFig>> {
+    let mut idx = filter_point(df, p, mode)?;
+    let classes = str_values(df, "class")?;
+    if let Some(&first) = idx.first() {
+        let c = classes[first].clone();
+        idx.retain(|&i| classes[i] == c);
+    }
+    if idx.len() < 2 {
+        return Ok(None);
+    }
+    let node = f64_values(df, "node")?;
+    let cats = idx.iter().map(|&i| format!("node {}", node[i])).collect();
+    let groups = wait_groups(df, &idx)?;
+    let log_y = wants_log(groups.iter().flat_map(|g| g.1.iter().map(|v| v.0)));
+    Ok(Some(BarFig {
+        x_label: "NUMA node".into(),
+        y_label: "wait (ns)".into(),
+        cats,
+        groups,
+        log_y,
+    }))
+}
+
+fn heat(df: &DataFrame, p: u32, mode: &str) -> Result<Option<HeatFig>> {
+    let idx = filter_point(df, p, mode)?;
+    let from = f64_values(df, "from_node")?;
+    let to = f64_values(df, "to_node")?;
+    let nodes: Vec<u32> = idx
+        .iter()
+        .flat_map(|&i| [from[i] as u32, to[i] as u32])
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if nodes.len() < 2 {
+        return Ok(None);
+    }
+    let p99 = estimates(df, "wait_p99_ns")?;
+    let count = estimates(df, "count")?;
+    let n = nodes.len();
+    let mut value = vec![vec![f64::NAN; n]; n];
+    let mut counts = vec![vec![0.0; n]; n];
+    for &i in &idx {
+        let a = nodes.iter().position(|&x| x == from[i] as u32).unwrap_or(0);
+        let b = nodes.iter().position(|&x| x == to[i] as u32).unwrap_or(0);
+        value[a][b] = p99[i].value;
+        counts[a][b] = count[i].value;
+    }
+    Ok(Some(HeatFig {
+        nodes,
+        value,
+        count: counts,
+        value_label: "wait p99".into(),
+    }))
+}
+
+fn cdf_fig(plan: &Plan, cdfs: &[pipeline::CdfRow], show: &[u32], mode: &str) -> Option<LineFig> {
+    let q = locklab_runner::records::CDF_QUANTILES;
+    let lines: Vec<Line> = cdfs
+        .iter()
+        .filter(|c| c.mode == mode && show.contains(&c.point))
+        .map(|c| Line {
+            name: format!(
+                "{} ({} threads)",
+                c.lock,
+                plan.points
+                    .get(c.point as usize)
+                    .map(|p| p.threads)
+                    .unwrap_or(0)
+            ),
+            pts: c
+                .quantiles_ns
+                .iter()
+                .zip(q)
+                .filter(|(v, _)| v.is_finite())
+                .map(|(v, q)| (*v, q, q, q))
+                .collect(),
+        })
+        .filter(|l| l.pts.len() > 1)
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let log_x = wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)));
+    Some(LineFig {
+        x_label: "wait (ns)".into(),
+        y_label: "fraction of acquisitions".into(),
+        x_unit: Unit::Duration,
+        y_unit: Unit::Plain,
+        lines,
+        log_x,
+        log_y: false,
+        x_cats: None,
+        markers_only: false,
+    })
+}
+
+const THREAD_DIMS: &[&str] = &["thread", "cpu", "node"];
+
+#[allow(clippy::too_many_arguments)]
+fn spec_fig(
+    results: &Results,
+    plan: &Plan,
+    summary: &DataFrame,
+    threads: &DataFrame,
+    nodes: &DataFrame,
+    spec: &PlotSpec,
+    mode: &str,
+) -> Result<Option<Kind>> {
+    let log = (Some(spec.log_x), Some(spec.log_y));
+    let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
+    if THREAD_DIMS.contains(&spec.x.as_str()) {
+        // A thread-level metric against thread, cpu or node: one line per point
+        // (or per group value) among the selected points.
+        let df = if spec.x == "node" { nodes } else { threads };
+        let est = estimates(df, &spec.metric)?;
+        let xs = f64_values(df, &spec.x)?;
+        let class_filter = spec
+            .select
+            .iter()
+            .find(|(k, _)| k == "class")
+            .map(|(_, v)| v.label());
+        let classes = str_values(df, "class")?;
+        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+        let pts_sel: Vec<&Point> = plan
+            .points
+            .iter()
+            .filter(|p| matches_select(p, mode, &spec.select))
+            .collect();
+        let keys = match group {
+            Some(g) => g.to_vec(),
+            None => varying(plan, &pts_sel, &spec.x),
+        };
+        for r in rows(plan, df)? {
+            if r.mode != mode || !matches_select(r.point, mode, &spec.select) || est[r.i].is_nan() {
+                continue;
+            }
+            if let Some(c) = &class_filter {
+                if &classes[r.i] != c {
+                    continue;
+                }
+            }
+            let e = est[r.i];
+            series
+                .entry(series_name(r.point, &keys))
+                .or_default()
+                .push((xs[r.i], e.value, e.lo, e.hi));
+        }
+        if series.is_empty() {
+            return Ok(None);
+        }
+        let lines: Vec<Line> = series
+            .into_iter()
+            .take(MAX_SERIES)
+            .map(|(name, mut pts)| {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Line { name, pts }
+            })
+            .collect();
+        return Ok(Some(Kind::Line(LineFig {
+            x_label: spec.x.clone(),
+            y_label: metric_label(&spec.metric),
+            x_unit: Unit::Plain,
+            y_unit: unit_of_metric(&spec.metric),
+            lines,
+            log_x: spec.log_x,
+            log_y: spec.log_y,
+            x_cats: None,
+            markers_only: false,
+        })));
+    }
+    let df;
+    let source = if spec.metric == "speedup" {
+        let Some(b) = spec.baseline.clone().or_else(|| known_baseline(plan)) else {
+            return Ok(None);
+        };
+        df = pipeline::speedup(results, &b)?;
+        &df
+    } else {
+        summary
+    };
+    if source.column(&spec.metric).is_err() {
+        return Err(Error::Plot {
+            plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+            message: format!("no metric named \"{}\" in these results", spec.metric),
+        });
+    }
+    let skip = if spec.metric == "speedup" {
+        spec.baseline.as_deref()
+    } else {
+        None
+    };
+    Ok(metric_vs(
+        plan,
+        source,
+        &spec.metric,
+        &spec.x,
+        group,
+        &spec.select,
+        mode,
+        log,
+        skip,
+    )?
+    .map(|(f, _)| Kind::Line(f)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_read_naturally() {
+        assert_eq!(fmt_tick(10_000_000.0, Unit::Duration), "10ms");
+        assert_eq!(fmt_tick(158_489.3, Unit::Duration), "158us");
+        assert_eq!(fmt_tick(1_584_893.0, Unit::Duration), "1.58ms");
+        assert_eq!(fmt_tick(100_000.0, Unit::Duration), "100us");
+        assert_eq!(fmt_tick(1_500_000.0, Unit::Plain), "1.5M");
+        assert_eq!(fmt_tick(131_072.0, Unit::Size), "128KiB");
+        assert_eq!(metric_label("wait_p99_ns"), "wait p99 (ns)");
+    }
+
+    #[test]
+    fn the_embedded_font_registers() {
+        register_fonts();
+        register_fonts();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (200, 100)).into_drawing_area();
+            root.fill(&WHITE).unwrap();
+            root.draw(&Text::new("locklab", (10, 10), ("sans-serif", 12)))
+                .unwrap();
+        }
+        assert!(svg.contains("locklab"));
+    }
+}

@@ -1,0 +1,198 @@
+use crate::common::*;
+use locklab_analysis::report::build_report;
+use locklab_analysis::{load_results, plots};
+use locklab_dsl::plan::*;
+
+fn plan_with_claims_and_plots() -> Plan {
+    let mut p = plan();
+    p.claims = vec![
+        claim(
+            "s10",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "speedup",
+                    &[
+                        ("lock", s("cna")),
+                        ("threshold", Value::Duration(10 * MS)),
+                        ("threads", Value::Int(16)),
+                    ],
+                    Some("stock"),
+                )),
+                lo: 1.7,
+                hi: 2.7,
+            },
+        ),
+        claim(
+            "edge",
+            ClaimKind::Band {
+                expr: metric(mref(
+                    "throughput_ops_s",
+                    &[("lock", s("stock")), ("threads", Value::Int(16))],
+                    None,
+                )),
+                lo: 0.5e6,
+                hi: f64::INFINITY,
+            },
+        ),
+    ];
+    p.plots = vec![
+        PlotSpec {
+            title: Some("Speedup by threshold".into()),
+            metric: "speedup".into(),
+            x: "threshold".into(),
+            group_by: vec!["threads".into()],
+            select: vec![],
+            baseline: Some("stock".into()),
+            log_x: true,
+            log_y: false,
+        },
+        PlotSpec {
+            title: Some("Wait p99 by CPU".into()),
+            metric: "wait_p99_ns".into(),
+            x: "cpu".into(),
+            group_by: vec![],
+            select: vec![("threads".into(), Value::Int(16))],
+            baseline: None,
+            log_x: false,
+            log_y: false,
+        },
+        PlotSpec {
+            title: Some("Broken".into()),
+            metric: "no_such_metric".into(),
+            x: "threads".into(),
+            group_by: vec![],
+            select: vec![],
+            baseline: None,
+            log_x: false,
+            log_y: false,
+        },
+    ];
+    p
+}
+
+#[test]
+fn figures_render_as_svg_and_png() {
+    let plan = plan_with_claims_and_plots();
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let out = dir.path().join("figs");
+    let rendered = plots::render_all(&r, &out).unwrap();
+    let names: Vec<&str> = rendered.figures.iter().map(|f| f.name.as_str()).collect();
+    for want in [
+        "throughput_vs_threads-sim",
+        "speedup_vs_threshold-sim",
+        "jain_vs_throughput-sim",
+        "fairness_factor_vs_throughput-sim",
+        "wait_cdf-sim",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    assert!(
+        names.iter().any(|n| n.starts_with("wait_per_thread-")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("wait_per_node-")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("handoff_heatmap-")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("plot1-speedup")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("plot2-wait_p99_ns")),
+        "{names:?}"
+    );
+    // The broken plot is a warning, not a failure.
+    assert!(
+        rendered
+            .warnings
+            .iter()
+            .any(|w| w.contains("no_such_metric")),
+        "{:?}",
+        rendered.warnings
+    );
+    for f in &rendered.figures {
+        let title = f.title.replace('\'', "&apos;");
+        assert!(
+            f.svg.contains(&f.title) || f.svg.contains(&title),
+            "{} lacks its title",
+            f.name
+        );
+        let svg = std::fs::read_to_string(&f.svg_path).unwrap();
+        assert!(svg.starts_with("<svg") || svg.contains("<svg"));
+        let png = std::fs::read(&f.png_path).unwrap();
+        assert!(png.len() > 5_000, "{} is {} bytes", f.name, png.len());
+        assert_eq!(&png[1..4], b"PNG");
+    }
+    let t = rendered
+        .figures
+        .iter()
+        .find(|f| f.name == "throughput_vs_threads-sim")
+        .unwrap();
+    assert!(t.svg.contains("throughput (ops/s)") && t.svg.contains("threads"));
+    assert!(t.svg.contains("stock"), "legend names the locks");
+}
+
+#[test]
+fn figures_follow_the_data() {
+    // One thread count, no baseline anywhere: no throughput-vs-threads, no speedup.
+    let mut plan = plan();
+    plan.points.retain(|p| p.threads == 16);
+    for (i, p) in plan.points.iter_mut().enumerate() {
+        p.index = i;
+    }
+    plan.axes.retain(|a| a.name != "threads");
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let rendered = plots::render_all(&r, &dir.path().join("figs")).unwrap();
+    let names: Vec<&str> = rendered.figures.iter().map(|f| f.name.as_str()).collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with("throughput_vs_threads")),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.starts_with("speedup")), "{names:?}");
+    assert!(names.contains(&"jain_vs_throughput-sim"));
+}
+
+#[test]
+fn report_leads_with_claims_and_inlines_svg() {
+    let plan = plan_with_claims_and_plots();
+    let dir = results_dir(&plan);
+    let summary = build_report(dir.path()).unwrap();
+    assert!(summary.index_html.ends_with("report/index.html"));
+    let html = std::fs::read_to_string(&summary.index_html).unwrap();
+    let md = std::fs::read_to_string(&summary.report_md).unwrap();
+    assert!(dir.path().join("claims.json").exists());
+    let claims_at = html.find("class=\"claims\"").expect("claims table");
+    let svg_at = html.find("<svg").expect("inline svg");
+    let hand_at = html.find("Node-to-node").unwrap();
+    let manifest_at = html.find("id=\"manifest\"").unwrap();
+    assert!(claims_at < svg_at && svg_at < hand_at && hand_at < manifest_at);
+    assert!(html.contains("verdict pass") && html.contains("verdict inconclusive"));
+    assert!(html.contains("v15 cover letter") && html.contains("cna.lab:10"));
+    assert!(
+        !html.contains("http://") || html.matches("http://").all(|_| html.contains("xmlns")),
+        "no network references"
+    );
+    assert!(!html.contains("<script") && !html.contains("<link"));
+    assert!(
+        html.contains("labhost")
+            && html.contains("Test CPU")
+            && html.contains("locklab run cna.lab")
+    );
+    assert!(
+        html.contains("claim edge"),
+        "inconclusive claims are warned about"
+    );
+    assert!(md.contains("| claim | source | where | expected | measured | verdict |"));
+    assert!(md.contains(".png)"));
+    assert!(md.contains("node 0 |"), "node-to-node table");
+    for f in &summary.figures {
+        assert!(f.exists());
+    }
+}

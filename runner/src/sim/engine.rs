@@ -81,6 +81,10 @@ pub struct Counters {
     pub polls: u64,
     pub ops: u64,
     pub misses: u64,
+    /// `Env::pause` calls (each one an event).
+    pub pauses: u64,
+    /// Wake-ups of parked `wait_until` watchers.
+    pub wakes: u64,
 }
 
 /// The mutable state of a simulated point: clock, event heap, memory, thread slots.
@@ -106,7 +110,9 @@ impl Core {
         self.heap.push(Reverse(key));
     }
 
-    /// Wake every watcher of `line` at `time`.
+    /// Wake every watcher of `line` at `time`: each re-reads the line, queued like any
+    /// request. A wake-up at the current time issues the re-reads at once (in watch
+    /// order, right after the write), saving an event per watcher.
     #[inline]
     fn wake_watchers(&mut self, line: u32, time: u64) {
         let l = &mut self.mem.lines[line as usize];
@@ -116,9 +122,29 @@ impl Core {
         while t != NONE {
             let next = self.mem.next[t as usize];
             self.mem.next[t as usize] = NONE;
-            self.schedule(time, t, Next::WakeRead);
+            if time == self.now {
+                self.wake_read(t);
+            } else {
+                self.schedule(time, t, Next::WakeRead);
+            }
             t = next;
         }
+    }
+
+    /// The re-read of a woken watcher, issued now; schedules its resumption.
+    #[inline]
+    fn wake_read(&mut self, tid: u32) {
+        let a = self.slots[tid as usize].watch;
+        self.counters.ops += 1;
+        self.counters.wakes += 1;
+        let t = self.mem.access(tid, a.line, Kind::Load, self.now);
+        if t.miss {
+            self.counters.misses += 1;
+        }
+        let s = &mut self.slots[tid as usize];
+        s.result = self.mem.lines[a.line as usize].words[a.word as usize];
+        s.ok = true;
+        self.schedule(t.done, tid, Next::Resume);
     }
 
     /// Issue `op` for thread `tid` at the current time. `Some(result)` if it completed
@@ -357,15 +383,8 @@ impl Machine {
                 c.counters.events += 1;
                 let tid = (key as u32) & ((1 << TID_BITS) - 1);
                 if c.slots[tid as usize].next == Next::WakeRead {
-                    let a = c.slots[tid as usize].watch;
-                    match c.issue(tid, Op::Load(a)) {
-                        Some((v, _)) => {
-                            let s = &mut c.slots[tid as usize];
-                            s.result = v;
-                            s.ok = true;
-                        }
-                        None => continue,
-                    }
+                    c.wake_read(tid);
+                    continue;
                 }
                 c.counters.polls += 1;
                 tid as usize
@@ -545,7 +564,11 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
-        let ns = self.m.core.borrow().pause_ns;
+        let ns = {
+            let mut c = self.m.core.borrow_mut();
+            c.counters.pauses += 1;
+            c.pause_ns
+        };
         self.op(Op::Delay(ns))
     }
     fn grants(&self, lock: usize) -> u64 {

@@ -15,7 +15,7 @@ use locklab_dsl::plan::{
 use std::time::Instant;
 
 /// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
-/// CLAIMS.md (10 / 50 / 190 ns transfers, 10 ns atomics).
+/// CLAIMS.md (10 / 50 / 190 ns transfers) and 5 ns atomics, as `experiments/lib/x5-4.lab`.
 pub fn x5_4() -> Machine {
     Machine {
         name: "x5-4".into(),
@@ -30,11 +30,11 @@ pub fn x5_4() -> Machine {
             socket_ns: 50,
             remote_ns: 190,
             matrix_ns: None,
-            atomic_ns: 10,
+            atomic_ns: 5,
         },
         l2_bytes: Some(256 << 10),
         llc_bytes: Some(45 << 20),
-        freq_hz: Some(2_200_000_000),
+        freq_hz: Some(2_600_000_000),
     }
 }
 

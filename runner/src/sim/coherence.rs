@@ -57,12 +57,24 @@ impl Bits {
     pub fn contains(&self, t: u32) -> bool {
         self.0[(t / 64) as usize] & (1 << (t % 64)) != 0
     }
+    /// No member other than `t` (computed in registers: copying the set to clear a
+    /// bit and reading it back stalls on store forwarding).
+    #[inline]
+    pub fn subset_of_single(&self, t: u32) -> bool {
+        let (i, bit) = ((t / 64) as usize, 1u64 << (t % 64));
+        self.0
+            .iter()
+            .enumerate()
+            .all(|(w, &v)| (if w == i { v & !bit } else { v }) == 0)
+    }
+    #[cfg(test)]
     #[inline]
     pub fn without(mut self, t: u32) -> Bits {
         self.0[(t / 64) as usize] &= !(1 << (t % 64));
         self
     }
     #[inline]
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }
@@ -137,8 +149,7 @@ impl Fabric {
         self.cost[from as usize * self.n + to as usize] as u64
     }
 
-    /// Transfer to `to` from the nearest member of `set` (which must not contain `to`);
-    /// 0 for an empty set.
+    /// Transfer to `to` from the nearest member of `set` other than `to`; 0 if none.
     #[inline]
     pub fn nearest(&self, to: u32, set: &Bits) -> u64 {
         for (c, bits) in &self.levels[to as usize] {
@@ -245,14 +256,14 @@ impl Memory {
             }
             Kind::Store | Kind::Rmw => {
                 let atomic = if kind == Kind::Rmw { fab.atomic_ns } else { 0 };
-                let exclusive =
-                    l.owner == x || (l.owner == NONE && l.sharers.without(x).is_empty());
+                let exclusive = l.owner == x || (l.owner == NONE && l.sharers.subset_of_single(x));
                 let (c, miss) = if exclusive {
                     (0, false)
                 } else if l.owner != NONE {
                     (fab.cost(l.owner, x), true)
                 } else {
-                    (fab.nearest(x, &l.sharers.without(x)), true)
+                    // `x`'s own distance levels never contain `x`.
+                    (fab.nearest(x, &l.sharers), true)
                 };
                 let s = now.max(l.busy_until);
                 l.owner = x;

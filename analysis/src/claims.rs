@@ -912,10 +912,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Combine the rows of one repetition that a selection matched: counts and shares
-/// add up; the p50 is the weighted mean (weights: acquisitions or hand-offs); the
+/// Combine the rows of one repetition that a selection matched, as
+/// `pipeline::node_aggs` and `pipeline::handoff_aggs` do: counts and shares add
+/// up; p50 and means are weighted means (weights: acquisitions or hand-offs); the
 /// p99, p99.9, max and bypass are the largest (an upper bound on the group's own
-/// quantile); means are weighted means.
+/// quantile).
 fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
     if v.len() == 1 {
         return v[0];
@@ -1068,8 +1069,8 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
                 .collect::<Res<_>>()?;
             let k = nodes.len();
             let gap = |a: f64, b: f64| match op {
-                OrderOp::Less => b / a - 1.0,
-                OrderOp::Greater => a / b - 1.0,
+                OrderOp::Less => rel_gap(a, b),
+                OrderOp::Greater => rel_gap(b, a),
             };
             let est = stats::bootstrap(&src.sets, seed, |m| {
                 let v: Vec<f64> = nodes.iter().map(|n| eval(n, m)).collect();
@@ -1221,6 +1222,22 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
                 terms,
             })
         }
+    }
+}
+
+/// How far `big` exceeds `small`, relative to `small`: (big − small) / |small|.
+/// Equal values give 0 (also at zero); a zero `small` gives ±inf.
+fn rel_gap(small: f64, big: f64) -> f64 {
+    if small == big {
+        0.0
+    } else if small == 0.0 {
+        if big > 0.0 {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        }
+    } else {
+        (big - small) / small.abs()
     }
 }
 

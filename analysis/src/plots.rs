@@ -174,6 +174,9 @@ fn unit_of_metric(m: &str) -> Unit {
 }
 
 fn si(v: f64) -> String {
+    if v.abs() < 1e-12 {
+        return "0".into();
+    }
     let a = v.abs();
     let (d, s) = if a >= 1e9 {
         (1e9, "G")
@@ -185,14 +188,20 @@ fn si(v: f64) -> String {
         (1.0, "")
     };
     let x = v / d;
-    let t = if (x - x.round()).abs() < 1e-9 {
-        format!("{}", x.round())
-    } else if x.abs() >= 10.0 {
+    // Three significant digits, trailing zeros dropped: 1.25M, 950k, 0.05.
+    let t = if x.abs() >= 100.0 {
         format!("{x:.0}")
-    } else if x.abs() >= 1.0 {
+    } else if x.abs() >= 10.0 {
         format!("{x:.1}")
-    } else {
+    } else if x.abs() >= 1.0 {
         format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    };
+    let t = if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
     };
     format!("{t}{s}")
 }
@@ -232,7 +241,11 @@ fn fmt_tick(v: f64, unit: Unit) -> String {
 /// Tick count for a log axis spanning `width` decades: whole decades when there
 /// are several, finer steps otherwise.
 fn log_ticks(width: f64) -> usize {
-    (width.ceil() as usize + 1).max(4)
+    if width < 1.5 {
+        8
+    } else {
+        (width.ceil() as usize + 1).max(4)
+    }
 }
 
 /// The legend corner with the fewest data points under it (positions in 0..1).
@@ -289,7 +302,9 @@ fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
-fn span(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
+/// Axis range with padding; `from_zero` starts a non-negative range at zero when
+/// the data is not far from it (honest bars and magnitudes).
+fn span(vals: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> (f64, f64) {
     let v: Vec<f64> = vals
         .filter(|x| x.is_finite() && (!log || *x > 0.0))
         .collect();
@@ -306,13 +321,15 @@ fn span(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
         return (a - pad, b + pad);
     }
     if lo == hi {
+        if lo == 0.0 && from_zero {
+            return (0.0, 1.0);
+        }
         let d = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
         lo -= d;
         hi += d;
     }
     let pad = (hi - lo) * 0.06;
-    // Start at zero when the data is not far from it: honest bars and lines.
-    let lo = if lo >= 0.0 && lo < (hi - lo) * 1.5 {
+    let lo = if from_zero && lo >= 0.0 && lo < (hi - lo) * 1.5 {
         0.0
     } else {
         lo - pad
@@ -353,9 +370,9 @@ fn draw_line<DB: DrawingBackend>(
         .flat_map(|l| l.pts.iter().flat_map(|p| [p.1, p.2, p.3]));
     let (x0, x1) = match &f.x_cats {
         Some(c) => (-0.5, c.len() as f64 - 0.5),
-        None => span(xs, f.log_x),
+        None => span(xs, f.log_x, false),
     };
-    let (y0, y1) = span(ys, f.log_y);
+    let (y0, y1) = span(ys, f.log_y, true);
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 22))
         .margin(18)
@@ -366,7 +383,14 @@ fn draw_line<DB: DrawingBackend>(
     let (log_x, log_y) = (f.log_x, f.log_y);
     let (xu, yu) = (f.x_unit, f.y_unit);
     let cats = f.x_cats.clone();
+    let int_x = cats.is_none()
+        && !log_x
+        && f.lines
+            .iter()
+            .all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0))
+        && x1 - x0 <= 40.0;
     let xfmt = move |v: &f64| match &cats {
+        None if int_x && (v - v.round()).abs() > 1e-6 => String::new(),
         Some(c) => {
             let i = v.round();
             if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < c.len() {
@@ -388,6 +412,8 @@ fn draw_line<DB: DrawingBackend>(
         .light_line_style(RGBColor(235, 235, 235));
     if let Some(c) = &f.x_cats {
         mesh.x_labels(c.len().max(2) * 2 + 1);
+    } else if int_x {
+        mesh.x_labels(((x1 - x0).ceil() as usize + 1).clamp(2, 21));
     } else if log_x {
         mesh.x_labels(log_ticks(x1 - x0));
     }
@@ -457,7 +483,7 @@ fn draw_bars<DB: DrawingBackend>(
         .groups
         .iter()
         .flat_map(|g| g.1.iter().flat_map(|p| [p.0, p.1, p.2]));
-    let (y0, y1) = span(ys, f.log_y);
+    let (y0, y1) = span(ys, f.log_y, true);
     let y0 = if f.log_y { y0 } else { y0.min(0.0) };
     let n = f.cats.len();
     let mut chart = ChartBuilder::on(root)
@@ -998,7 +1024,13 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
         > 1;
     let baseline = known_baseline(plan);
     let speed = match &baseline {
-        Some(b) => pipeline::speedup(results, b).ok(),
+        Some(b) => match pipeline::speedup(results, b) {
+            Ok(df) => Some(df),
+            Err(e) => {
+                warnings.push(format!("no speedup figures: {e}"));
+                None
+            }
+        },
         None => None,
     };
     let thread_sum = pipeline::thread_summary(results)?;
@@ -1034,11 +1066,12 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
         // Speedup vs each non-lock axis with several values.
         if let (Some(b), Some(sp)) = (&baseline, &speed) {
             let lock_cols = lock_axis_names(plan);
-            for a in plan
-                .axes
-                .iter()
-                .filter(|a| a.values.len() > 1 && !lock_cols.contains(&a.name))
-            {
+            // Numeric axes only: a speedup against a list of names says little.
+            for a in plan.axes.iter().filter(|a| {
+                a.values.len() > 1
+                    && !lock_cols.contains(&a.name)
+                    && a.values.iter().all(|v| v.as_f64().is_some())
+            }) {
                 if let Some((f, total)) = metric_vs(
                     plan,
                     sp,
@@ -1114,7 +1147,16 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
     // The plan's own plots.
     for (i, spec) in plan.plots.iter().enumerate() {
         for mode in &modes {
-            let kind = match spec_fig(results, plan, &summary, &thread_sum, &node_sum, spec, mode) {
+            let kind = match spec_fig(
+                results,
+                plan,
+                &summary,
+                &thread_sum,
+                &node_sum,
+                &hand,
+                spec,
+                mode,
+            ) {
                 Ok(k) => k,
                 Err(e) => {
                     warnings.push(format!("plot {} ({mode}): {e}", i + 1));
@@ -1353,7 +1395,53 @@ fn cdf_fig(plan: &Plan, cdfs: &[pipeline::CdfRow], show: &[u32], mode: &str) -> 
     })
 }
 
-const THREAD_DIMS: &[&str] = &["thread", "cpu", "node"];
+#[allow(clippy::too_many_arguments)]
+/// A value of `key` for row `i` of a thread/node/hand-off summary: a row dimension
+/// read from the frame, else the point's axis.
+fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String {
+    if ROW_DIMS.contains(&key) {
+        if let Ok(v) = str_values(df, key) {
+            return format!("{key}={}", v[i]);
+        }
+    }
+    series_name(p, &[key.to_string()])
+}
+
+const ROW_DIMS: &[&str] = &[
+    "thread",
+    "cpu",
+    "node",
+    "class",
+    "from_node",
+    "to_node",
+    "remote",
+];
+
+/// Rows of a row-level summary that satisfy the row dimensions of `select`.
+fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {
+    let mut ok = vec![true; df.height()];
+    for (k, v) in select
+        .iter()
+        .filter(|(k, _)| ROW_DIMS.contains(&k.as_str()))
+    {
+        if df.column(k).is_err() {
+            continue;
+        }
+        let vals = str_values(df, k)?;
+        for (i, x) in vals.iter().enumerate() {
+            let want = match v {
+                Value::Bool(b) => b.to_string(),
+                other => other.label(),
+            };
+            let same = match (x.parse::<f64>(), v.as_f64()) {
+                (Ok(a), Some(b)) if !matches!(v, Value::Bool(_)) => a == b,
+                _ => *x == want,
+            };
+            ok[i] &= same;
+        }
+    }
+    Ok(ok)
+}
 
 #[allow(clippy::too_many_arguments)]
 fn spec_fig(
@@ -1362,23 +1450,29 @@ fn spec_fig(
     summary: &DataFrame,
     threads: &DataFrame,
     nodes: &DataFrame,
+    handoffs: &DataFrame,
     spec: &PlotSpec,
     mode: &str,
 ) -> Result<Option<Kind>> {
     let log = (Some(spec.log_x), Some(spec.log_y));
     let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
-    if THREAD_DIMS.contains(&spec.x.as_str()) {
-        // A thread-level metric against thread, cpu or node: one line per point
-        // (or per group value) among the selected points.
-        let df = if spec.x == "node" { nodes } else { threads };
+    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
+        // A thread or hand-off metric against thread, cpu, node, from_node or to_node:
+        // one line per point (or per group value) among the selected points.
+        let df = match spec.x.as_str() {
+            "node" => nodes,
+            "from_node" | "to_node" => handoffs,
+            _ => threads,
+        };
+        if df.column(&spec.metric).is_err() {
+            return Err(Error::Plot {
+                plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+                message: format!("no metric named \"{}\" per {}", spec.metric, spec.x),
+            });
+        }
         let est = estimates(df, &spec.metric)?;
         let xs = f64_values(df, &spec.x)?;
-        let class_filter = spec
-            .select
-            .iter()
-            .find(|(k, _)| k == "class")
-            .map(|(_, v)| v.label());
-        let classes = str_values(df, "class")?;
+        let keep = row_dims_match(df, &spec.select)?;
         let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         let pts_sel: Vec<&Point> = plan
             .points
@@ -1390,17 +1484,24 @@ fn spec_fig(
             None => varying(plan, &pts_sel, &spec.x),
         };
         for r in rows(plan, df)? {
-            if r.mode != mode || !matches_select(r.point, mode, &spec.select) || est[r.i].is_nan() {
+            if r.mode != mode
+                || !keep[r.i]
+                || !matches_select(r.point, mode, &spec.select)
+                || est[r.i].is_nan()
+            {
                 continue;
             }
-            if let Some(c) = &class_filter {
-                if &classes[r.i] != c {
-                    continue;
-                }
-            }
             let e = est[r.i];
+            let name = if keys.is_empty() {
+                "all".to_string()
+            } else {
+                keys.iter()
+                    .map(|k| row_key(df, r.i, r.point, k))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             series
-                .entry(series_name(r.point, &keys))
+                .entry(name)
                 .or_default()
                 .push((xs[r.i], e.value, e.lo, e.hi));
         }
@@ -1416,7 +1517,7 @@ fn spec_fig(
             })
             .collect();
         return Ok(Some(Kind::Line(LineFig {
-            x_label: spec.x.clone(),
+            x_label: spec.x.replace('_', " "),
             y_label: metric_label(&spec.metric),
             x_unit: Unit::Plain,
             y_unit: unit_of_metric(&spec.metric),
@@ -1433,6 +1534,10 @@ fn spec_fig(
             return Ok(None);
         };
         df = pipeline::speedup(results, &b)?;
+        &df
+    } else if let Some(sel) = pipeline::selected_summary(results, &spec.select)? {
+        // `remote = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
+        df = sel;
         &df
     } else {
         summary
@@ -1473,6 +1578,8 @@ mod tests {
         assert_eq!(fmt_tick(1_584_893.0, Unit::Duration), "1.58ms");
         assert_eq!(fmt_tick(100_000.0, Unit::Duration), "100us");
         assert_eq!(fmt_tick(1_500_000.0, Unit::Plain), "1.5M");
+        assert_eq!(fmt_tick(1_250_000.0, Unit::Plain), "1.25M");
+        assert_eq!(fmt_tick(-1e-17, Unit::Plain), "0");
         assert_eq!(fmt_tick(131_072.0, Unit::Size), "128KiB");
         assert_eq!(metric_label("wait_p99_ns"), "wait p99 (ns)");
     }

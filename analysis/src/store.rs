@@ -12,9 +12,12 @@
 //! Every Parquet row carries `schema_version`, the point's identity (`point`,
 //! `point_id`, `mode`, `rep`, `lock`) and every sweep-axis value of its point as a
 //! column named `axis + unit suffix` (`threshold_ns`, `working_set_bytes`), numeric
-//! axes as f64 and string axes as str. Where an axis column would have the name of a
-//! record field (an axis called `threads` or `lock`), the record's field is kept: it
-//! holds the same value, measured rather than requested. The `extra` map of a point
+//! axes as f64 and string axes as str. An axis named like an identity column
+//! (`lock`, `threads`, `point`, `mode`, `rep`, `thread`, `cpu`, `node`, ...) is not
+//! repeated: the record holds the same value. An axis named like another record
+//! field takes the name, and the field moves to `<field>_record` (an axis
+//! `workload = [lock2, open1]` is the column `workload`; the record's workload kind
+//! becomes `workload_record`). The `extra` map of a point
 //! record is flattened into f64 columns (null where a record lacks the key), and
 //! `wait_cdf_ns` is a list column at `CDF_QUANTILES`. The files also carry the
 //! key-value metadata `locklab_schema_version` and `locklab_table`.
@@ -332,32 +335,6 @@ const POINT_FIELDS: &[&str] = &[
     "noise",
     "wait_cdf_ns",
 ];
-const THREAD_FIELDS: &[&str] = &[
-    "schema_version",
-    "point",
-    "point_id",
-    "mode",
-    "rep",
-    "lock",
-    "thread",
-    "cpu",
-    "node",
-    "class",
-    "acquisitions",
-];
-const HANDOFF_FIELDS: &[&str] = &[
-    "schema_version",
-    "point",
-    "point_id",
-    "mode",
-    "rep",
-    "lock",
-    "from_node",
-    "to_node",
-    "remote",
-    "distance",
-    "count",
-];
 
 fn f64_names<R>(fields: &[F64Field<R>]) -> Vec<&'static str> {
     fields.iter().map(|(n, _)| *n).collect()
@@ -365,6 +342,46 @@ fn f64_names<R>(fields: &[F64Field<R>]) -> Vec<&'static str> {
 
 fn is_field(name: &str, fields: &[&str], f64s: &[&str]) -> bool {
     fields.contains(&name) || f64s.contains(&name)
+}
+
+/// Columns an axis never replaces: they identify a row, and an axis of that name
+/// carries the same value as the record.
+const IDENTITY: &[&str] = &[
+    "schema_version",
+    "point",
+    "point_id",
+    "mode",
+    "rep",
+    "seed",
+    "lock",
+    "threads",
+    "thread",
+    "cpu",
+    "node",
+    "class",
+    "from_node",
+    "to_node",
+    "remote",
+];
+
+/// Frame from record columns and axis columns: a record column whose name an axis
+/// took is renamed `<name>_record`.
+fn assemble(what: &str, n: usize, cols: Vec<Column>, axis_cols: &[String]) -> Result<DataFrame> {
+    let mut seen_axis = BTreeSet::new();
+    let cols: Vec<Column> = cols
+        .into_iter()
+        .map(|c| {
+            let name = c.name().to_string();
+            if axis_cols.contains(&name) && seen_axis.insert(name.clone()) {
+                c
+            } else if axis_cols.contains(&name) {
+                c.with_name(format!("{name}_record").into())
+            } else {
+                c
+            }
+        })
+        .collect();
+    DataFrame::new(n, cols).map_err(Error::polars(format!("build the {what} table")))
 }
 
 /// Axis columns for rows whose point index is given by `points`.
@@ -425,8 +442,6 @@ impl Tables {
     pub fn from_records(plan: &Plan, records: &[RunRecord]) -> Result<Tables> {
         let axes = axis_columns(plan);
         let point_f64 = f64_names(POINT_F64);
-        let thread_f64 = f64_names(THREAD_F64);
-        let handoff_f64 = f64_names(HANDOFF_F64);
         let mode = |m: Mode| m.as_str();
 
         // points
@@ -444,9 +459,9 @@ impl Tables {
             c("rep", ps.iter().map(|p| p.rep).collect::<Vec<_>>()),
             c("seed", ps.iter().map(|p| p.seed).collect::<Vec<_>>()),
         ];
-        cols.extend(axis_value_columns(plan, &axes, &idx, |n| {
-            is_field(n, POINT_FIELDS, &point_f64)
-        })?);
+        let axis_p = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
+        let axis_names: Vec<String> = axis_p.iter().map(|c| c.name().to_string()).collect();
+        cols.extend(axis_p);
         cols.extend([
             c(
                 "lock",
@@ -509,7 +524,7 @@ impl Tables {
                     .collect::<Vec<_>>(),
             ));
         }
-        let points = DataFrame::new(n, cols).map_err(Error::polars("build the points table"))?;
+        let points = assemble("points", n, cols, &axis_names)?;
 
         // threads: each row also carries its point's identity and axes.
         let ts: Vec<(&PointRecord, &ThreadRecord)> = records
@@ -537,9 +552,9 @@ impl Tables {
                 ts.iter().map(|(p, _)| p.lock.as_str()).collect::<Vec<_>>(),
             ),
         ];
-        cols.extend(axis_value_columns(plan, &axes, &idx, |n| {
-            is_field(n, THREAD_FIELDS, &thread_f64)
-        })?);
+        let axis_t = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
+        let axis_names: Vec<String> = axis_t.iter().map(|c| c.name().to_string()).collect();
+        cols.extend(axis_t);
         cols.extend([
             c(
                 "thread",
@@ -562,7 +577,7 @@ impl Tables {
                 ts.iter().map(|(_, t)| get(t)).collect::<Vec<f64>>(),
             ));
         }
-        let threads = DataFrame::new(n, cols).map_err(Error::polars("build the threads table"))?;
+        let threads = assemble("threads", n, cols, &axis_names)?;
 
         // hand-offs
         let hs: Vec<(&PointRecord, &HandoffRecord)> = records
@@ -590,9 +605,9 @@ impl Tables {
                 hs.iter().map(|(p, _)| p.lock.as_str()).collect::<Vec<_>>(),
             ),
         ];
-        cols.extend(axis_value_columns(plan, &axes, &idx, |n| {
-            is_field(n, HANDOFF_FIELDS, &handoff_f64)
-        })?);
+        let axis_h = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
+        let axis_names: Vec<String> = axis_h.iter().map(|c| c.name().to_string()).collect();
+        cols.extend(axis_h);
         cols.extend([
             c(
                 "from_node",
@@ -622,8 +637,7 @@ impl Tables {
                 hs.iter().map(|(_, h)| get(h)).collect::<Vec<f64>>(),
             ));
         }
-        let handoffs =
-            DataFrame::new(n, cols).map_err(Error::polars("build the handoffs table"))?;
+        let handoffs = assemble("handoffs", n, cols, &axis_names)?;
         Ok(Tables {
             points,
             threads,

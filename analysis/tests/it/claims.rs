@@ -146,7 +146,34 @@ fn ordering_with_gap_and_spread() {
                 min_gap: 0.0,
             },
         ),
+        (
+            // Equal values (bypass 3 everywhere): no gap, not separated; not an error.
+            "equal",
+            ClaimKind::Ordering {
+                exprs: vec![
+                    metric(mref(
+                        "bypass_max",
+                        &[("lock", s("stock")), ("threads", Value::Int(4))],
+                        None,
+                    )),
+                    metric(mref(
+                        "bypass_max",
+                        &[
+                            ("lock", s("cna")),
+                            ("threshold", t(MS)),
+                            ("threads", Value::Int(4)),
+                        ],
+                        None,
+                    )),
+                ],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+            },
+        ),
     ]);
+    let eq = one(&r, "equal");
+    assert_eq!(eq.verdict, Verdict::Inconclusive, "{eq:?}");
+    assert_eq!(eq.measured.unwrap().value, 0.0);
     let o = one(&r, "order");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(

@@ -57,6 +57,33 @@ fn plan_with_claims_and_plots() -> Plan {
             log_y: false,
         },
         PlotSpec {
+            title: Some("Remote worst wait".into()),
+            metric: "wait_max_ns".into(),
+            x: "threshold".into(),
+            group_by: vec![],
+            select: vec![
+                ("lock".into(), s("cna")),
+                ("remote".into(), Value::Bool(true)),
+            ],
+            baseline: None,
+            log_x: true,
+            log_y: false,
+        },
+        PlotSpec {
+            title: Some("Node to node".into()),
+            metric: "wait_p99_ns".into(),
+            x: "from_node".into(),
+            group_by: vec!["to_node".into()],
+            select: vec![
+                ("lock".into(), s("cna")),
+                ("threshold".into(), Value::Duration(MS)),
+                ("threads".into(), Value::Int(16)),
+            ],
+            baseline: None,
+            log_x: false,
+            log_y: false,
+        },
+        PlotSpec {
             title: Some("Broken".into()),
             metric: "no_such_metric".into(),
             x: "threads".into(),

@@ -175,3 +175,31 @@ fn axis_columns_carry_unit_suffixes() {
     assert_eq!(names, ["lock", "threshold_ns", "threads"]);
     assert!(!cols[0].numeric && cols[1].numeric);
 }
+
+#[test]
+fn an_axis_named_like_a_record_field_takes_the_column() {
+    // `workload = [lock2]` names a workload definition; the record's field is its kind.
+    let mut plan = plan();
+    plan.axes.push(locklab_dsl::plan::Axis {
+        name: "workload".into(),
+        values: vec![s("lock2")],
+        zip_group: None,
+    });
+    for p in &mut plan.points {
+        p.axes.insert("workload".into(), s("lock2"));
+    }
+    let recs = all_records(&plan);
+    let t = store::Tables::from_records(&plan, &recs).unwrap();
+    assert_eq!(str_values(&t.points, "workload").unwrap()[0], "lock2");
+    assert_eq!(
+        str_values(&t.points, "workload_record").unwrap()[0],
+        "single"
+    );
+    assert_eq!(str_values(&t.threads, "workload").unwrap()[0], "lock2");
+    // Identity columns are never displaced: `lock` and `threads` stay the record's.
+    assert_eq!(
+        t.points.column("threads").unwrap().dtype(),
+        &DataType::UInt32
+    );
+    assert!(t.points.column("lock_record").is_err());
+}

@@ -90,6 +90,9 @@ pub struct ClaimResult {
     pub expectation: String,
     /// The value compared with the expectation, with its interval.
     pub measured: Option<Estimate>,
+    /// `measured` as shown in tables (a gap as a percentage); empty: the plain value.
+    #[serde(default)]
+    pub measured_text: String,
     pub verdict: Verdict,
     pub detail: String,
     pub terms: Vec<Term>,
@@ -100,6 +103,9 @@ impl ClaimResult {
         format!("{}:{}", self.file, self.line)
     }
     pub fn measured_label(&self) -> String {
+        if !self.measured_text.is_empty() {
+            return self.measured_text.clone();
+        }
         self.measured
             .map(|m| m.label())
             .unwrap_or_else(|| "—".into())
@@ -983,6 +989,7 @@ fn band_verdict(e: &Estimate, lo: f64, hi: f64) -> (Verdict, String) {
 struct Outcome {
     expectation: String,
     measured: Option<Estimate>,
+    measured_text: String,
     verdict: Verdict,
     detail: String,
     terms: Vec<Term>,
@@ -1054,6 +1061,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
             Ok(Outcome {
                 expectation: band_label(*lo, *hi),
                 measured: Some(est),
+                measured_text: String::new(),
                 verdict,
                 detail: format!("{} = {}: {why}", expr_label(expr), est.label()),
                 terms: term_estimates(&terms, &src, seed),
@@ -1117,14 +1125,10 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
                 .copied()
                 .min_by(|a, b| a.value.total_cmp(&b.value))
                 .unwrap_or_else(Estimate::nan);
-            let names: Vec<String> = exprs.iter().map(expr_label).collect();
             Ok(Outcome {
-                expectation: format!(
-                    "{}, each gap ≥ {} and beyond the spread",
-                    names.join(&format!(" {sym} ")),
-                    pct_num(*min_gap)
-                ),
+                expectation: ordering_expectation(*op, *min_gap),
                 measured: Some(min),
+                measured_text: format!("min gap {}", pct(&min)),
                 verdict,
                 detail: notes.join("; "),
                 terms: term_estimates(&terms, &src, seed),
@@ -1217,6 +1221,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
             Ok(Outcome {
                 expectation,
                 measured: Some(est),
+                measured_text: String::new(),
                 verdict,
                 detail,
                 terms,
@@ -1239,6 +1244,14 @@ fn rel_gap(small: f64, big: f64) -> f64 {
     } else {
         (big - small) / small.abs()
     }
+}
+
+fn ordering_expectation(op: OrderOp, min_gap: f64) -> String {
+    let dir = match op {
+        OrderOp::Less => "increasing (<)",
+        OrderOp::Greater => "decreasing (>)",
+    };
+    format!("{dir}, each gap ≥ {} beyond the spread", pct_num(min_gap))
 }
 
 fn pct_num(x: f64) -> String {
@@ -1290,14 +1303,7 @@ fn claim_metric_refs(c: &Claim) -> Vec<&MetricRef> {
 fn expectation_of(c: &Claim) -> String {
     match &c.kind {
         ClaimKind::Band { lo, hi, .. } => band_label(*lo, *hi),
-        ClaimKind::Ordering { exprs, op, min_gap } => {
-            let sym = if *op == OrderOp::Less { " < " } else { " > " };
-            format!(
-                "{}, each gap ≥ {}",
-                exprs.iter().map(expr_label).collect::<Vec<_>>().join(sym),
-                pct_num(*min_gap)
-            )
-        }
+        ClaimKind::Ordering { op, min_gap, .. } => ordering_expectation(*op, *min_gap),
         ClaimKind::Trend {
             axis,
             direction,
@@ -1334,6 +1340,7 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
             mode,
             expectation: o.expectation,
             measured: o.measured,
+            measured_text: o.measured_text,
             verdict,
             detail,
             terms: o.terms,
@@ -1342,6 +1349,7 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
     let simple = |verdict: Verdict, detail: String| Outcome {
         expectation: expectation_of(claim),
         measured: None,
+        measured_text: String::new(),
         verdict,
         detail,
         terms: Vec::new(),
@@ -1404,6 +1412,7 @@ pub fn evaluate(plan: &Plan, results: &Results) -> Vec<ClaimResult> {
                     mode: None,
                     expectation: expectation_of(c),
                     measured: None,
+                    measured_text: String::new(),
                     verdict: Verdict::Error,
                     detail: format!("cannot read the results: {e}"),
                     terms: Vec::new(),

@@ -98,7 +98,10 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
     }
     let mut tables = Vec::new();
     let mut total = 0;
-    for ((mode, p), idx) in &by {
+    // Simulated points first: they are the ones with many nodes.
+    let mut order: Vec<(&(String, u32), &Vec<usize>)> = by.iter().collect();
+    order.sort_by_key(|((m, p), _)| (m != "sim", m.clone(), *p));
+    for ((mode, p), idx) in order {
         let Some(point) = plan.points.get(*p as usize) else {
             continue;
         };

@@ -96,7 +96,8 @@ pub(crate) fn utf8(path: &Path) -> Result<&str> {
         .ok_or_else(|| Error::Results(format!("path {} is not valid UTF-8", path.display())))
 }
 
-/// Format a number with about 3–4 significant digits, for tables and labels.
+/// Format a number with about four significant digits, trailing zeros dropped, for
+/// tables and labels (`2.228`, `41`, `0.8434`, `1.5e6`).
 pub fn fmt_num(v: f64) -> String {
     if v.is_nan() {
         return "n/a".into();
@@ -105,20 +106,25 @@ pub fn fmt_num(v: f64) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 1e6 {
-        format!("{:.3e}", v)
+    let t = if a == 0.0 {
+        return "0".into();
+    } else if a >= 1e6 || a < 1e-3 {
+        return format!("{v:.3e}");
     } else if a >= 1000.0 {
-        format!("{:.0}", v)
+        format!("{v:.0}")
     } else if a >= 100.0 {
-        format!("{:.1}", v)
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
     } else if a >= 1.0 {
-        format!("{:.3}", v)
-    } else if a >= 1e-3 {
-        format!("{:.4}", v)
+        format!("{v:.3}")
     } else {
-        format!("{:.3e}", v)
+        format!("{v:.4}")
+    };
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
     }
 }
 
@@ -131,5 +137,15 @@ mod tests {
         assert_eq!(utc_from_unix(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_from_unix(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc_from_unix(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn numbers_read_naturally() {
+        assert_eq!(fmt_num(41.0), "41");
+        assert_eq!(fmt_num(2.2281), "2.228");
+        assert_eq!(fmt_num(0.84341), "0.8434");
+        assert_eq!(fmt_num(1.7), "1.7");
+        assert_eq!(fmt_num(8_008_000.0), "8.008e6");
+        assert_eq!(fmt_num(f64::NAN), "n/a");
     }
 }

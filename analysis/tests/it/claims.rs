@@ -81,7 +81,7 @@ fn band_pass_fail_and_inconclusive() {
     let s10 = one(&r, "s10");
     assert_eq!(s10.verdict, Verdict::Pass, "{s10:?}");
     assert!((s10.measured.unwrap().value - 2.0).abs() < 1e-9);
-    assert_eq!(s10.expectation, "in [1.700, 2.700]");
+    assert_eq!(s10.expectation, "in [1.7, 2.7]");
     assert_eq!(s10.mode, None, "one mode in the results: no per-mode label");
     assert_eq!(one(&r, "high").verdict, Verdict::Fail);
     let edge = one(&r, "edge");

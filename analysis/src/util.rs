@@ -108,7 +108,7 @@ pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     let t = if a == 0.0 {
         return "0".into();
-    } else if a >= 1e6 || a < 1e-3 {
+    } else if !(1e-3..1e6).contains(&a) {
         return format!("{v:.3e}");
     } else if a >= 1000.0 {
         format!("{v:.0}")

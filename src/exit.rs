@@ -20,13 +20,19 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(code: i32, error: impl Into<anyhow::Error>) -> Self {
-        Failure { code, error: error.into() }
+        Failure {
+            code,
+            error: error.into(),
+        }
     }
 }
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(e: E) -> Self {
-        Failure { code: RUN_FAILED, error: e.into() }
+        Failure {
+            code: RUN_FAILED,
+            error: e.into(),
+        }
     }
 }
 

@@ -12,29 +12,53 @@ use cli::{Cli, Command};
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
     // `locklab help language` is the reference's documented spelling.
-    if argv.get(1).map(String::as_str) == Some("help") && argv.get(2).map(String::as_str) == Some("language") {
+    if argv.get(1).map(String::as_str) == Some("help")
+        && argv.get(2).map(String::as_str) == Some("language")
+    {
         print!("{}", locklab_dsl::LANGUAGE_REFERENCE);
         return;
     }
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::INVALID_INPUT } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::INVALID_INPUT
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             std::process::exit(code);
         }
     };
     let result = match cli.command {
         Command::Check { files, set } => cmd::check::run(&files, &set),
-        Command::Plan { file, format, set, quick, emit, shards, out } => {
-            cmd::plan::run(&file, format, &set, quick, emit, shards, &out)
-        }
+        Command::Plan {
+            file,
+            format,
+            set,
+            quick,
+            emit,
+            shards,
+            out,
+        } => cmd::plan::run(&file, format, &set, quick, emit, shards, &out),
         Command::Run(args) => cmd::run::run(&args, &argv),
         Command::Report { dir } => cmd::report::run(&dir),
-        Command::Compare { a, b, allow_cross_host, sim_vs_native, out } => {
-            cmd::compare::run(&a, b.as_deref(), allow_cross_host, sim_vs_native, out.as_deref())
+        Command::Compare {
+            a,
+            b,
+            allow_cross_host,
+            sim_vs_native,
+            out,
+        } => cmd::compare::run(
+            &a,
+            b.as_deref(),
+            allow_cross_host,
+            sim_vs_native,
+            out.as_deref(),
+        ),
+        Command::Reproduce { dir, out, jobs } => {
+            cmd::reproduce::run(&dir, out.as_deref(), jobs, &argv)
         }
-        Command::Reproduce { dir, out, jobs } => cmd::reproduce::run(&dir, out.as_deref(), jobs, &argv),
         Command::Merge { dirs, out } => cmd::merge::run(&dirs, &out),
         Command::Topo { measure } => cmd::topo::run(measure),
         Command::Bench { what, rows, iters } => cmd::bench::run(what, rows, iters),

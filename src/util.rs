@@ -16,11 +16,21 @@ fn civil(secs: u64) -> (i64, u32, u32, u32, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, (rem / 3600) as u32, (rem % 3600 / 60) as u32, (rem % 60) as u32)
+    (
+        y,
+        m,
+        d,
+        (rem / 3600) as u32,
+        (rem % 3600 / 60) as u32,
+        (rem % 60) as u32,
+    )
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// `2026-11-29T23:05:00Z`
@@ -39,10 +49,6 @@ pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
 
-pub fn stdout_is_terminal() -> bool {
-    std::io::stdout().is_terminal()
-}
-
 /// `3.2 s`, `4 min 10 s`, `2 h 5 min`.
 pub fn human_secs(s: f64) -> String {
     if s < 60.0 {
@@ -50,7 +56,11 @@ pub fn human_secs(s: f64) -> String {
     } else if s < 3600.0 {
         format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64)
     } else {
-        format!("{} h {} min", (s / 3600.0) as u64, (s % 3600.0 / 60.0) as u64)
+        format!(
+            "{} h {} min",
+            (s / 3600.0) as u64,
+            (s % 3600.0 / 60.0) as u64
+        )
     }
 }
 

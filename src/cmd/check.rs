@@ -10,9 +10,19 @@ pub fn run(files: &[PathBuf], set: &[String]) -> Result<i32> {
     let mut failed = 0usize;
     for file in files {
         let path = file.to_string_lossy().to_string();
-        let checked = locklab_dsl::load(&path, &FsLoader, &LoadOptions { overrides: overrides.clone(), ..Default::default() });
+        let checked = locklab_dsl::load(
+            &path,
+            &FsLoader,
+            &LoadOptions {
+                overrides: overrides.clone(),
+                ..Default::default()
+            },
+        );
         if !checked.diagnostics.is_empty() {
-            eprint!("{}", locklab_dsl::render(&checked.diagnostics, &checked.sources, color));
+            eprint!(
+                "{}",
+                locklab_dsl::render(&checked.diagnostics, &checked.sources, color)
+            );
         }
         if checked.has_errors() {
             failed += 1;
@@ -31,5 +41,9 @@ pub fn run(files: &[PathBuf], set: &[String]) -> Result<i32> {
             println!("{path}: ok — library");
         }
     }
-    Ok(if failed > 0 { exit::INVALID_INPUT } else { exit::OK })
+    Ok(if failed > 0 {
+        exit::INVALID_INPUT
+    } else {
+        exit::OK
+    })
 }

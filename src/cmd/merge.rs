@@ -6,6 +6,11 @@ use std::path::{Path, PathBuf};
 
 pub fn run(dirs: &[PathBuf], out: &Path) -> Result<i32> {
     locklab_analysis::store::merge(dirs, out).code(exit::INVALID_INPUT)?;
-    eprintln!("merged {} shard{} into {}", dirs.len(), if dirs.len() == 1 { "" } else { "s" }, out.display());
+    eprintln!(
+        "merged {} shard{} into {}",
+        dirs.len(),
+        if dirs.len() == 1 { "" } else { "s" },
+        out.display()
+    );
     super::run::check_and_report(out, true)
 }

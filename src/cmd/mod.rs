@@ -23,31 +23,54 @@ pub fn parse_overrides(set: &[String]) -> Result<Vec<(String, String)>> {
             Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
                 Ok((k.trim().to_string(), v.trim().to_string()))
             }
-            _ => Err(Failure::new(exit::INVALID_INPUT, anyhow!("--set expects AXIS=VALUES, got {s:?}"))),
+            _ => Err(Failure::new(
+                exit::INVALID_INPUT,
+                anyhow!("--set expects AXIS=VALUES, got {s:?}"),
+            )),
         })
         .collect()
 }
 
 /// The quick-start experiment, built in so that `locklab run` works anywhere.
-pub const EMBEDDED_QUICKSTART: (&str, &str) =
-    ("<built-in>/quickstart.lab", include_str!("../../experiments/quickstart.lab"));
+pub const EMBEDDED_QUICKSTART: (&str, &str) = (
+    "<built-in>/quickstart.lab",
+    include_str!("../../experiments/quickstart.lab"),
+);
 
 /// Load and check an experiment; diagnostics go to stderr. `Ok(None)` for a library
 /// file (no experiment block).
 pub fn load_plan(file: &Path, overrides: &[(String, String)]) -> Result<Option<Plan>> {
     let path = file.to_string_lossy().to_string();
-    let opts = LoadOptions { overrides: overrides.to_vec(), ..Default::default() };
+    let opts = LoadOptions {
+        overrides: overrides.to_vec(),
+        ..Default::default()
+    };
     let checked = if path == EMBEDDED_QUICKSTART.0 {
-        let files = [(EMBEDDED_QUICKSTART.0.to_string(), EMBEDDED_QUICKSTART.1.to_string())].into_iter().collect();
+        let files = [(
+            EMBEDDED_QUICKSTART.0.to_string(),
+            EMBEDDED_QUICKSTART.1.to_string(),
+        )]
+        .into_iter()
+        .collect();
         locklab_dsl::load(&path, &locklab_dsl::MemLoader(files), &opts)
     } else {
         locklab_dsl::load(&path, &FsLoader, &opts)
     };
     if !checked.diagnostics.is_empty() {
-        eprint!("{}", locklab_dsl::render(&checked.diagnostics, &checked.sources, crate::util::stderr_is_terminal()));
+        eprint!(
+            "{}",
+            locklab_dsl::render(
+                &checked.diagnostics,
+                &checked.sources,
+                crate::util::stderr_is_terminal()
+            )
+        );
     }
     if checked.has_errors() {
-        return Err(Failure::new(exit::INVALID_INPUT, anyhow!("{path}: the experiment has errors")));
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!("{path}: the experiment has errors"),
+        ));
     }
     Ok(checked.plan)
 }
@@ -57,7 +80,10 @@ pub fn load_experiment(file: &Path, overrides: &[(String, String)]) -> Result<Pl
     load_plan(file, overrides)?.ok_or_else(|| {
         Failure::new(
             exit::INVALID_INPUT,
-            anyhow!("{}: no experiment block (a library file can be checked, not run)", file.display()),
+            anyhow!(
+                "{}: no experiment block (a library file can be checked, not run)",
+                file.display()
+            ),
         )
     })
 }
@@ -79,7 +105,11 @@ pub fn timing(plan: &Plan, quick: bool) -> Timing {
             repetitions: r.quick_repetitions.clamp(1, r.repetitions.max(1)),
         }
     } else {
-        Timing { duration_ns: r.duration_ns, warmup_ns: r.warmup_ns, repetitions: r.repetitions.max(1) }
+        Timing {
+            duration_ns: r.duration_ns,
+            warmup_ns: r.warmup_ns,
+            repetitions: r.repetitions.max(1),
+        }
     }
 }
 
@@ -118,11 +148,18 @@ pub fn estimate_secs(plan: &Plan, t: Timing, mode: Mode, jobs: usize) -> f64 {
 fn cycle_ns(w: &locklab_dsl::plan::Workload) -> f64 {
     use locklab_dsl::plan::Workload;
     match w {
-        Workload::SingleLock { critical, outside, .. } => critical.mean_ns() + outside.mean_ns(),
-        Workload::DoubleLock { interval, own_hold, pair_hold, .. } => {
-            interval.mean_ns() + own_hold.mean_ns() + pair_hold.mean_ns()
-        }
-        Workload::Bulk { per_item, think, .. } => per_item.mean_ns() * 16.0 + think.mean_ns(),
+        Workload::SingleLock {
+            critical, outside, ..
+        } => critical.mean_ns() + outside.mean_ns(),
+        Workload::DoubleLock {
+            interval,
+            own_hold,
+            pair_hold,
+            ..
+        } => interval.mean_ns() + own_hold.mean_ns() + pair_hold.mean_ns(),
+        Workload::Bulk {
+            per_item, think, ..
+        } => per_item.mean_ns() * 16.0 + think.mean_ns(),
         Workload::Wakeup(w) => w.burst.mean_ns() + w.sleep.mean_ns(),
     }
 }

@@ -10,14 +10,27 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 #[allow(clippy::too_many_arguments)]
-pub fn run(file: &Path, format: PlanFormat, set: &[String], quick: bool, emit: Option<Emit>, shards: u32, out: &Path) -> Result<i32> {
+pub fn run(
+    file: &Path,
+    format: PlanFormat,
+    set: &[String],
+    quick: bool,
+    emit: Option<Emit>,
+    shards: u32,
+    out: &Path,
+) -> Result<i32> {
     let overrides = super::parse_overrides(set)?;
     let plan = super::load_experiment(file, &overrides)?;
     let t = timing(&plan, quick);
-    let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     if let Some(Emit::Slurm) = emit {
         if shards == 0 {
-            return Err(crate::exit::Failure::new(exit::INVALID_INPUT, anyhow::anyhow!("--shards must be at least 1")));
+            return Err(crate::exit::Failure::new(
+                exit::INVALID_INPUT,
+                anyhow::anyhow!("--shards must be at least 1"),
+            ));
         }
         print!("{}", slurm_script(file, &plan, set, quick, shards, out));
         return Ok(exit::OK);
@@ -28,7 +41,12 @@ pub fn run(file: &Path, format: PlanFormat, set: &[String], quick: bool, emit: O
                 .run
                 .modes
                 .iter()
-                .map(|&m| (m.as_str().to_string(), serde_json::json!(estimate_secs(&plan, t, m, jobs))))
+                .map(|&m| {
+                    (
+                        m.as_str().to_string(),
+                        serde_json::json!(estimate_secs(&plan, t, m, jobs)),
+                    )
+                })
                 .collect();
             let doc = serde_json::json!({
                 "experiment": plan.experiment,
@@ -39,7 +57,10 @@ pub fn run(file: &Path, format: PlanFormat, set: &[String], quick: bool, emit: O
                 "estimated_seconds": estimates,
                 "plan": plan,
             });
-            println!("{}", serde_json::to_string_pretty(&doc).code(exit::RUN_FAILED)?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).code(exit::RUN_FAILED)?
+            );
         }
         PlanFormat::Table => print!("{}", table(&plan, t, jobs)),
     }
@@ -48,7 +69,13 @@ pub fn run(file: &Path, format: PlanFormat, set: &[String], quick: bool, emit: O
 
 fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "experiment {}: {} points × {} repetitions", plan.experiment, plan.points.len(), t.repetitions);
+    let _ = writeln!(
+        s,
+        "experiment {}: {} points × {} repetitions",
+        plan.experiment,
+        plan.points.len(),
+        t.repetitions
+    );
     let _ = writeln!(
         s,
         "each repetition: {} warm-up + {} measured",
@@ -60,9 +87,19 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
             Mode::Sim => format!(" ({jobs} jobs)"),
             Mode::Native => String::new(),
         };
-        let _ = writeln!(s, "estimated {}: {}{note}", m.as_str(), human_secs(estimate_secs(plan, t, m, jobs)));
+        let _ = writeln!(
+            s,
+            "estimated {}: {}{note}",
+            m.as_str(),
+            human_secs(estimate_secs(plan, t, m, jobs))
+        );
     }
-    let _ = writeln!(s, "{} claims, {} plots\n", plan.claims.len(), plan.plots.len());
+    let _ = writeln!(
+        s,
+        "{} claims, {} plots\n",
+        plan.claims.len(),
+        plan.plots.len()
+    );
     let axes: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
     let mut rows: Vec<Vec<String>> = vec![{
         let mut h = vec!["#".to_string()];
@@ -72,27 +109,45 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
     }];
     for p in &plan.points {
         let mut r = vec![p.index.to_string()];
-        r.extend(axes.iter().map(|a| p.axes.get(*a).map(|v| v.label()).unwrap_or_default()));
+        r.extend(
+            axes.iter()
+                .map(|a| p.axes.get(*a).map(|v| v.label()).unwrap_or_default()),
+        );
         r.push(p.threads.to_string());
         r.push(p.lock.name.clone());
         r.push(p.workload.kind_name().to_string());
         r.push(format!("{:016x}", p.seed));
         rows.push(r);
     }
-    let widths: Vec<usize> =
-        (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     for (i, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
         let _ = writeln!(s, "{}", line.join("  ").trim_end());
         if i == 0 {
-            let _ = writeln!(s, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "));
+            let _ = writeln!(
+                s,
+                "{}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            );
         }
     }
     s
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c)) {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
@@ -102,7 +157,14 @@ fn shell_quote(s: &str) -> String {
 /// A Slurm job array: task i runs shard i/n into its own directory; a dependent job
 /// merges the shards. Sharding is deterministic, so re-submitting a failed task
 /// recomputes exactly its points.
-fn slurm_script(file: &Path, plan: &Plan, set: &[String], quick: bool, shards: u32, out: &Path) -> String {
+fn slurm_script(
+    file: &Path,
+    plan: &Plan,
+    set: &[String],
+    quick: bool,
+    shards: u32,
+    out: &Path,
+) -> String {
     let mut extra = String::new();
     for s in set {
         extra.push_str(&format!(" --set {}", shell_quote(s)));

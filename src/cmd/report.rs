@@ -6,7 +6,13 @@ use std::path::Path;
 
 pub fn run(dir: &Path) -> Result<i32> {
     if !dir.join("manifest.yaml").is_file() {
-        return Err(Failure::new(exit::INVALID_INPUT, anyhow!("{} is not a results directory (no manifest.yaml)", dir.display())));
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!(
+                "{} is not a results directory (no manifest.yaml)",
+                dir.display()
+            ),
+        ));
     }
     super::run::check_and_report(dir, true)
 }

@@ -15,17 +15,31 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String]) -> Result<i32> {
-    let text = std::fs::read_to_string(dir.join("manifest.yaml"))
-        .map_err(|e| Failure::new(exit::INVALID_INPUT, anyhow!("{}: cannot read manifest.yaml: {e}", dir.display())))?;
-    let old: Manifest = serde_yaml::from_str(&text)
-        .map_err(|e| Failure::new(exit::INVALID_INPUT, anyhow!("{}: manifest.yaml is not valid: {e}", dir.display())))?;
+    let text = std::fs::read_to_string(dir.join("manifest.yaml")).map_err(|e| {
+        Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!("{}: cannot read manifest.yaml: {e}", dir.display()),
+        )
+    })?;
+    let old: Manifest = serde_yaml::from_str(&text).map_err(|e| {
+        Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!("{}: manifest.yaml is not valid: {e}", dir.display()),
+        )
+    })?;
 
     for src in &old.sources {
         match std::fs::read(&src.path) {
             Ok(bytes) => {
-                let now: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+                let now: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
                 if now != src.sha256 {
-                    eprintln!("note: {} changed since the run; re-running the stored plan", src.path);
+                    eprintln!(
+                        "note: {} changed since the run; re-running the stored plan",
+                        src.path
+                    );
                 }
             }
             Err(_) => eprintln!("note: {} is not here; re-running the stored plan", src.path),
@@ -41,7 +55,9 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
         );
     }
 
-    let new_dir = out.map(Path::to_path_buf).unwrap_or_else(|| dir.join(format!("reproduce-{}", util::stamp_now())));
+    let new_dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join(format!("reproduce-{}", util::stamp_now())));
     let mut manifest = super::run::new_manifest(
         old.plan.clone(),
         old.modes.clone(),
@@ -55,19 +71,31 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {
-        let diffs = locklab_analysis::store::diff_records(dir, &new_dir, Mode::Sim).code(exit::RUN_FAILED)?;
+        let diffs = locklab_analysis::store::diff_records(dir, &new_dir, Mode::Sim)
+            .code(exit::RUN_FAILED)?;
         if diffs.is_empty() {
             println!("simulation: identical records");
         } else {
             ok = false;
-            println!("simulation: {} differences (the simulator must be deterministic):", diffs.len());
+            println!(
+                "simulation: {} differences (the simulator must be deterministic):",
+                diffs.len()
+            );
             for d in diffs.iter().take(20) {
                 println!("  {d}");
             }
         }
     }
     if old.modes.contains(&Mode::Native) {
-        let cmp = compare(dir, &new_dir, &CompareOptions { allow_cross_host: false, sim_vs_native: false }).map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;
+        let cmp = compare(
+            dir,
+            &new_dir,
+            &CompareOptions {
+                allow_cross_host: false,
+                sim_vs_native: false,
+            },
+        )
+        .map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;
         print!("{}", cmp.table());
     }
     println!("reproduction: {}", new_dir.display());

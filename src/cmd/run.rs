@@ -29,14 +29,22 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
     let (manifest, dir, done) = match &args.resume {
         Some(dir) => {
             let (_, manifest, done) = ResultsWriter::resume(dir).code(exit::INVALID_INPUT)?;
-            eprintln!("resuming {}: {} records already done", dir.display(), done.len());
+            eprintln!(
+                "resuming {}: {} records already done",
+                dir.display(),
+                done.len()
+            );
             (manifest, dir.clone(), done)
         }
         None => {
             let overrides = super::parse_overrides(&args.set)?;
-            let file = args.file.clone().unwrap_or_else(|| PathBuf::from(super::EMBEDDED_QUICKSTART.0));
+            let file = args
+                .file
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(super::EMBEDDED_QUICKSTART.0));
             let mut plan = super::load_experiment(&file, &overrides)?;
-            apply_timing(&mut plan, timing(&plan, args.quick));
+            let t = timing(&plan, args.quick);
+            apply_timing(&mut plan, t);
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
@@ -48,18 +56,34 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
 }
 
 /// Run what is left of `manifest` into `dir`, then check the claims and report.
-pub fn execute(mut manifest: Manifest, dir: &Path, done: &BTreeSet<(u32, Mode, u32)>, jobs: Option<usize>, report: bool) -> Result<i32> {
+pub fn execute(
+    mut manifest: Manifest,
+    dir: &Path,
+    done: &BTreeSet<(u32, Mode, u32)>,
+    jobs: Option<usize>,
+    report: bool,
+) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join("manifest.yaml").exists() {
-        ResultsWriter::create(dir, &manifest).with_context(|| format!("cannot create results directory {}", dir.display())).code(exit::RUN_FAILED)?
+        ResultsWriter::create(dir, &manifest)
+            .with_context(|| format!("cannot create results directory {}", dir.display()))
+            .code(exit::RUN_FAILED)?
     } else {
-        ResultsWriter::resume(dir).map(|(w, _, _)| w).code(exit::RUN_FAILED)?
+        ResultsWriter::resume(dir)
+            .map(|(w, _, _)| w)
+            .code(exit::RUN_FAILED)?
     };
     let plan = &manifest.plan;
     let work: Vec<Job> = jobs_for(plan, &manifest.modes, manifest.shard)
         .into_iter()
         .filter(|j| !done.contains(&(j.point as u32, j.mode, j.rep)))
         .collect();
-    let jobs_n = jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
+    let jobs_n = jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .max(1);
 
     let progress = progress_bar(work.len() as u64);
     let started = Instant::now();
@@ -68,12 +92,17 @@ pub fn execute(mut manifest: Manifest, dir: &Path, done: &BTreeSet<(u32, Mode, u
     let skipped: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let on_done = |rec: &RunRecord| {
         if let Some(why) = &rec.point.skipped {
-            let line = format!("{} [{}] {}: skipped: {why}", rec.point.point_id, rec.point.mode.as_str(), rec.point.lock);
+            let line = format!(
+                "{} [{}] {}: skipped: {why}",
+                rec.point.point_id,
+                rec.point.mode.as_str(),
+                rec.point.lock
+            );
             progress.suspend(|| eprintln!("{line}"));
             skipped.lock().unwrap().push(line);
         }
         if let Err(e) = writer.lock().unwrap().write(rec) {
-            write_error.lock().unwrap().get_or_insert(e);
+            write_error.lock().unwrap().get_or_insert(e.into());
         }
         progress.inc(1);
     };
@@ -85,7 +114,11 @@ pub fn execute(mut manifest: Manifest, dir: &Path, done: &BTreeSet<(u32, Mode, u
     };
     // Simulated points in parallel (deterministic whatever the job count), then native
     // points one at a time: they own the machine while they run.
-    let sim: Vec<(usize, u32)> = work.iter().filter(|j| j.mode == Mode::Sim).map(|j| (j.point, j.rep)).collect();
+    let sim: Vec<(usize, u32)> = work
+        .iter()
+        .filter(|j| j.mode == Mode::Sim)
+        .map(|j| (j.point, j.rep))
+        .collect();
     if !sim.is_empty() {
         progress.set_message("simulating");
         locklab_runner::sim::run_points(plan, &sim, t.duration_ns, t.warmup_ns, jobs_n, &on_done);
@@ -95,7 +128,14 @@ pub fn execute(mut manifest: Manifest, dir: &Path, done: &BTreeSet<(u32, Mode, u
         progress.set_message("native");
         let opts = locklab_runner::native::NativeOptions::default();
         for j in native {
-            let rec = locklab_runner::native::run_point(plan, &plan.points[j.point], j.rep, t.duration_ns, t.warmup_ns, &opts);
+            let rec = locklab_runner::native::run_point(
+                plan,
+                &plan.points[j.point],
+                j.rep,
+                t.duration_ns,
+                t.warmup_ns,
+                &opts,
+            );
             on_done(&rec);
         }
     }
@@ -106,7 +146,11 @@ pub fn execute(mut manifest: Manifest, dir: &Path, done: &BTreeSet<(u32, Mode, u
 
     manifest.finished_utc = Some(util::utc_now());
     manifest.status = "complete".into();
-    writer.into_inner().unwrap().finish(&manifest).code(exit::RUN_FAILED)?;
+    writer
+        .into_inner()
+        .unwrap()
+        .finish(&manifest)
+        .code(exit::RUN_FAILED)?;
     let skipped = skipped.into_inner().unwrap();
     eprintln!(
         "ran {} record{} ({} skipped) in {} → {}",
@@ -154,7 +198,11 @@ pub fn jobs_for(plan: &Plan, modes: &[Mode], shard: Option<(u32, u32)>) -> Vec<J
                 }
             }
             for rep in 0..plan.run.repetitions.max(1) {
-                out.push(Job { mode, point: p.index, rep });
+                out.push(Job {
+                    mode,
+                    point: p.index,
+                    rep,
+                });
             }
         }
     }
@@ -162,26 +210,45 @@ pub fn jobs_for(plan: &Plan, modes: &[Mode], shard: Option<(u32, u32)>) -> Vec<J
 }
 
 fn parse_shard(s: &str) -> Result<(u32, u32)> {
-    let bad = || Failure::new(exit::INVALID_INPUT, anyhow!("--shard expects I/N with 1 ≤ I ≤ N, got {s:?}"));
+    let bad = || {
+        Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!("--shard expects I/N with 1 ≤ I ≤ N, got {s:?}"),
+        )
+    };
     let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u32, u32) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    let (i, n): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
     if n == 0 || i == 0 || i > n {
         return Err(bad());
     }
     Ok((i, n))
 }
 
-pub fn new_manifest(plan: Plan, modes: Vec<Mode>, quick: bool, overrides: Vec<(String, String)>, shard: Option<(u32, u32)>, argv: &[String]) -> Manifest {
+pub fn new_manifest(
+    plan: Plan,
+    modes: Vec<Mode>,
+    quick: bool,
+    overrides: Vec<(String, String)>,
+    shard: Option<(u32, u32)>,
+    argv: &[String],
+) -> Manifest {
     Manifest {
         schema_version: MANIFEST_SCHEMA_VERSION,
         locklab_version: env!("CARGO_PKG_VERSION").to_string(),
-        git_commit: Some(env!("LOCKLAB_GIT_COMMIT")).filter(|s| !s.is_empty()).map(String::from),
+        git_commit: Some(env!("LOCKLAB_GIT_COMMIT"))
+            .filter(|s| !s.is_empty())
+            .map(String::from),
         git_dirty: match env!("LOCKLAB_GIT_DIRTY") {
             "true" => Some(true),
             "false" => Some(false),
             _ => None,
         },
-        rustc: Some(env!("LOCKLAB_RUSTC")).filter(|s| !s.is_empty()).map(String::from),
+        rustc: Some(env!("LOCKLAB_RUSTC"))
+            .filter(|s| !s.is_empty())
+            .map(String::from),
         build_profile: env!("LOCKLAB_PROFILE").to_string(),
         command_line: argv.to_vec(),
         sources: plan.sources.clone(),
@@ -203,17 +270,25 @@ fn default_dir(m: &Manifest) -> PathBuf {
     let plan_json = serde_json::to_vec(&m.plan).unwrap_or_default();
     let hash = Sha256::digest(&plan_json);
     let short: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    PathBuf::from("results").join(&m.plan.experiment).join(format!("{}-{short}", util::stamp_now()))
+    PathBuf::from("results")
+        .join(&m.plan.experiment)
+        .join(format!("{}-{short}", util::stamp_now()))
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
     // On a terminal: a bar with ETA. In pipes and CI: nothing until the summary.
-    let target = if util::stderr_is_terminal() { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let target = if util::stderr_is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
     let bar = ProgressBar::with_draw_target(Some(len), target);
     bar.set_style(
-        ProgressStyle::with_template("{msg:>10} [{bar:40}] {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}")
-            .expect("static template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{msg:>10} [{bar:40}] {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
     );
     bar
 }

@@ -1867,11 +1867,22 @@ fn claim(
     gating: bool,
 ) -> Option<Claim> {
     let file = cx.file;
+    // The claim as written, one line, without the comments a span can take along
+    // (claim bodies hold no strings, so `#` and `//` always start a comment).
     let text_of = |sp: Span| -> String {
         ctx.text(file)
             .get(sp.start..sp.end)
             .unwrap_or("")
-            .split_whitespace()
+            .lines()
+            .map(|l| {
+                let cut = [l.find('#'), l.find("//")]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(l.len());
+                &l[..cut]
+            })
+            .flat_map(str::split_whitespace)
             .collect::<Vec<_>>()
             .join(" ")
     };

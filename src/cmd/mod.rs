@@ -127,12 +127,11 @@ pub fn apply_timing(plan: &mut Plan, t: Timing) {
 /// job (the simulator's target speed); the workload's mean cycle gives the rate.
 pub fn estimate_secs(plan: &Plan, t: Timing, mode: Mode, jobs: usize) -> f64 {
     let per_rep_s = (t.duration_ns + t.warmup_ns) as f64 / 1e9;
+    let points = plan.points.iter().filter(|p| p.modes.is_empty() || p.modes.contains(&mode));
     match mode {
-        Mode::Native => plan.points.len() as f64 * t.repetitions as f64 * (per_rep_s + 0.02),
+        Mode::Native => points.count() as f64 * t.repetitions as f64 * (per_rep_s + 0.02),
         Mode::Sim => {
-            let ops: f64 = plan
-                .points
-                .iter()
+            let ops: f64 = points
                 .map(|p| {
                     let cycle = cycle_ns(&p.workload).max(50.0);
                     // A saturated lock serialises: at most one critical section at a time.

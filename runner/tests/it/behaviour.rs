@@ -19,10 +19,15 @@ type Fut<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 /// `threads` threads × `iters` critical sections of a non-atomic increment; checks
 /// that no two threads are ever inside together and no update is lost.
 fn exclusion(algo: &LockAlgo, threads: usize, iters: u64, sched: Sched) {
+    exclusion_on(algo, vec![0; threads], iters, sched)
+}
+
+fn exclusion_on(algo: &LockAlgo, nodes: Vec<u32>, iters: u64, sched: Sched) {
+    let threads = nodes.len();
     let mut alloc = LineAlloc::new();
     let lock = AnyLock::new(algo, &mut alloc, threads, 0);
     let counter = Addr::new(alloc.line(), 0);
-    let world = World::new(vec![0; threads], 1);
+    let world = World::new(nodes, 1);
     let inside = Cell::new(None::<usize>);
     let futs: Vec<Fut<'_>> = (0..threads)
         .map(|t| {
@@ -56,6 +61,27 @@ fn every_lock_excludes_under_many_interleavings() {
         // The queue locks with more threads than one node line can hide problems in.
         exclusion(&algo, 5, 8, Sched::Random(99));
         eprintln!("{name}: ok");
+    }
+}
+
+#[test]
+fn cna_excludes_while_it_parks_and_flushes_remote_waiters() {
+    // Six threads on alternating nodes: heads find remote successors with successors
+    // of their own, so waiters move to the secondary queue; threshold 0 flushes them at
+    // every hand-off, a huge one never does (they return when the main queue drains).
+    for v in [CnaVariant::V14, CnaVariant::V15] {
+        for threshold in [0, 300, u64::MAX / 4] {
+            let algo = cna(v, threshold, 0.0);
+            for seed in 1..20 {
+                exclusion_on(
+                    &algo,
+                    vec![0, 1, 0, 1, 0, 1],
+                    12,
+                    Sched::Random(seed * 104_729),
+                );
+            }
+            exclusion_on(&algo, vec![0, 1, 0, 1, 0, 1], 20, Sched::RoundRobin);
+        }
     }
 }
 

@@ -3,7 +3,9 @@ use std::process::Command;
 
 fn run(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn main() {
@@ -16,7 +18,10 @@ fn main() {
     println!("cargo:rustc-env=LOCKLAB_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=LOCKLAB_GIT_DIRTY={dirty}");
     println!("cargo:rustc-env=LOCKLAB_RUSTC={rustc_version}");
-    println!("cargo:rustc-env=LOCKLAB_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    println!(
+        "cargo:rustc-env=LOCKLAB_PROFILE={}",
+        std::env::var("PROFILE").unwrap_or_default()
+    );
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/index");
 }

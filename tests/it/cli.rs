@@ -4,10 +4,16 @@ use super::*;
 fn check_accepts_every_shipped_experiment_and_library() {
     let mut files = lab_files(&root().join("experiments"));
     files.extend(lab_files(&root().join("experiments/lib")));
-    assert!(files.len() >= 8, "experiments and libraries are shipped: {files:?}");
+    assert!(
+        files.len() >= 8,
+        "experiments and libraries are shipped: {files:?}"
+    );
     let out = locklab().arg("check").args(&files).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(stdout(&out).lines().filter(|l| l.contains(": ok")).count(), files.len());
+    assert_eq!(
+        stdout(&out).lines().filter(|l| l.contains(": ok")).count(),
+        files.len()
+    );
 }
 
 #[test]
@@ -22,21 +28,30 @@ fn check_reports_every_error_with_location_and_excerpt_and_exits_2() {
     let out = locklab().arg("check").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("bad.lab:2:"), "location of the first error: {err}");
+    assert!(
+        err.contains("bad.lab:2:"),
+        "location of the first error: {err}"
+    );
     assert!(err.contains("mcsx"), "names the offending value: {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]
 fn check_of_a_missing_file_is_invalid_input() {
-    let out = locklab().args(["check", "no/such/file.lab"]).output().unwrap();
+    let out = locklab()
+        .args(["check", "no/such/file.lab"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no/such/file.lab"));
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = locklab().args(["run", "--mode", "sideways"]).output().unwrap();
+    let out = locklab()
+        .args(["run", "--mode", "sideways"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let out = locklab().args(["run", "--shard", "3/2"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -44,7 +59,10 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn plan_json_lists_every_point_with_axis_values_and_seed() {
-    let out = locklab().args(["plan", "experiments/cna_threshold.lab", "--format", "json"]).output().unwrap();
+    let out = locklab()
+        .args(["plan", "experiments/cna_threshold.lab", "--format", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let points = doc["plan"]["points"].as_array().unwrap();
@@ -60,7 +78,17 @@ fn plan_json_lists_every_point_with_axis_values_and_seed() {
 
 #[test]
 fn plan_emits_a_slurm_array_over_shards() {
-    let out = locklab().args(["plan", "experiments/quickstart.lab", "--emit", "slurm", "--shards", "4"]).output().unwrap();
+    let out = locklab()
+        .args([
+            "plan",
+            "experiments/quickstart.lab",
+            "--emit",
+            "slurm",
+            "--shards",
+            "4",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let s = stdout(&out);
     assert!(s.contains("#SBATCH --array=1-4"));

@@ -6,16 +6,36 @@ use super::*;
 #[test]
 fn quickstart_writes_the_full_results_directory() {
     let dir = quickstart_run();
-    for f in ["manifest.yaml", "points.parquet", "threads.parquet", "handoffs.parquet", "claims.json", "report/index.html", "report/report.md"] {
+    for f in [
+        "manifest.yaml",
+        "points.parquet",
+        "threads.parquet",
+        "handoffs.parquet",
+        "claims.json",
+        "report/index.html",
+        "report/report.md",
+    ] {
         assert!(dir.join(f).is_file(), "{f} is written");
     }
     let manifest = std::fs::read_to_string(dir.join("manifest.yaml")).unwrap();
-    for key in ["schema_version", "git_commit", "rustc", "master_seed", "host", "plan", "command_line"] {
+    for key in [
+        "schema_version",
+        "git_commit",
+        "rustc",
+        "master_seed",
+        "host",
+        "plan",
+        "command_line",
+    ] {
         assert!(manifest.contains(key), "manifest records {key}");
     }
-    let claims: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("claims.json")).unwrap()).unwrap();
+    let claims: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("claims.json")).unwrap()).unwrap();
     let text = claims.to_string();
-    assert!(text.contains("verdict"), "every claim has a verdict: {text}");
+    assert!(
+        text.contains("verdict"),
+        "every claim has a verdict: {text}"
+    );
 }
 
 #[test]
@@ -25,7 +45,10 @@ fn report_rebuilds_from_stored_results() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let html = std::fs::read_to_string(dir.join("report/index.html")).unwrap();
     assert!(html.contains("<svg"), "plots are inline");
-    assert!(!html.contains("http://") && !html.contains("https://"), "the report needs no network");
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "the report needs no network"
+    );
 }
 
 #[test]
@@ -48,6 +71,12 @@ fn every_experiment_passes_its_claims_in_quick_simulation() {
             .arg(&file)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{name}:\n{}\n{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}:\n{}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
     }
 }

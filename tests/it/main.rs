@@ -43,8 +43,18 @@ pub fn quickstart_run() -> &'static Path {
     &DIR.get_or_init(|| {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("quick");
-        let o = locklab().args(["run", "--quick", "--out"]).arg(&out).output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "quick start run:\n{}\n{}", stdout(&o), stderr(&o));
+        let o = locklab()
+            .args(["run", "--quick", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "quick start run:\n{}\n{}",
+            stdout(&o),
+            stderr(&o)
+        );
         (tmp, out)
     })
     .1

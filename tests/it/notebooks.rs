@@ -10,7 +10,10 @@ fn notebooks_execute_against_a_quick_run() {
         .is_ok_and(|s| s.success());
     if !have {
         // CI installs them (.ci/run); elsewhere say loudly what is missing.
-        assert!(std::env::var_os("CI").is_none(), "CI must install notebooks/requirements.txt");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install notebooks/requirements.txt"
+        );
         eprintln!("NOTE: notebook test not run: pip install -r notebooks/requirements.txt");
         return;
     }

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::stats::{self, Estimate};
 use crate::store::{AxisColumn, Results, HANDOFF_METRICS, THREAD_METRICS};
 use polars::prelude::*;
+use rayon::prelude::*;
 use std::collections::BTreeSet;
 
 /// Columns of points.parquet that identify a row rather than measure it.
@@ -82,8 +83,10 @@ pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
 /// and interval over the rows of the group that satisfy `valid`.
 ///
 /// polars sorts by the keys and marks where each group starts; the statistics are
-/// then computed over contiguous slices, without materialising a list per group
-/// (ten times faster than list aggregation on millions of small groups).
+/// then computed over contiguous slices, without materialising a list per group.
+/// Measured on 3 million thread rows (600 000 groups of 5): 1.1 s, against 5 s for
+/// polars' own per-group median/min/max and about ten times that for list
+/// aggregation.
 pub(crate) fn summarize(
     lf: LazyFrame,
     keys: &[&str],
@@ -175,7 +178,7 @@ pub(crate) fn summarize(
     for m in metrics {
         let v = f64_values(&sorted, &format!("__m_{m}"))?;
         let est: Vec<Estimate> = ranges
-            .iter()
+            .par_iter()
             .map(|&(a, b)| stats::median_ci(&v[a..b]))
             .collect();
         for (suffix, get) in [
@@ -350,18 +353,17 @@ pub fn thread_summary(results: &Results) -> Result<DataFrame> {
 }
 
 pub(crate) fn thread_summary_of(results: &Results, threads: LazyFrame) -> Result<DataFrame> {
-    let schema = schema_of(&results.threads, "threads")?;
-    let axes = present_axes(results, &schema);
-    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "cpu", "node"]);
     let metrics: Vec<String> = THREAD_METRICS.iter().map(|s| s.to_string()).collect();
-    summarize(
+    let keys = ["point", "mode", "thread", "class"];
+    let df = summarize(
         threads,
-        &["point", "mode", "thread", "class"],
-        &carry,
+        &keys,
+        &["cpu".to_string(), "node".to_string()],
         &metrics,
         None,
         &[],
-    )
+    )?;
+    attach_identity(results, df, &keys)
 }
 
 /// Metrics of the per-node table.
@@ -379,41 +381,60 @@ fn nan_to_null(name: &str) -> Expr {
     col(name).cast(DataType::Float64).fill_nan(lit(NULL))
 }
 
-fn weighted(metric: &str, weight: &str) -> Expr {
-    let w = nan_to_null(weight);
-    ((nan_to_null(metric) * w.clone()).sum() / w.filter(nan_to_null(metric).is_not_null()).sum())
-        .alias(metric)
+/// Row-level helpers for a weighted mean: x·w, and w where x is known. Computed
+/// before grouping so the group-by stays on polars' fast aggregation path.
+fn weight_cols(metric: &str, weight: &str) -> [Expr; 2] {
+    let (x, w) = (nan_to_null(metric), nan_to_null(weight));
+    [
+        (x.clone() * w.clone()).alias(format!("__wx_{metric}")),
+        when(x.is_not_null())
+            .then(w)
+            .otherwise(lit(0.0))
+            .alias(format!("__wv_{metric}")),
+    ]
+}
+
+fn weighted(metric: &str) -> Expr {
+    (col(format!("__wx_{metric}")).sum() / col(format!("__wv_{metric}")).sum()).alias(metric)
 }
 
 /// Thread rows combined per repetition (the threads of a node, or those a selector
 /// picks), the same way claims combine them: counts and shares add up; p50 and
 /// means are acquisition-weighted means; p99, p99.9, max and bypass are the largest
-/// of the threads' (an upper bound on the group's own quantile).
-pub(crate) fn node_aggs() -> Vec<Expr> {
-    vec![
+/// of the threads' (an upper bound on the group's own quantile). Returns the
+/// row-level columns to add before grouping, and the aggregations.
+pub(crate) fn node_aggs() -> (Vec<Expr>, Vec<Expr>) {
+    let pre = ["wait_p50_ns", "wait_mean_ns", "hold_mean_ns"]
+        .iter()
+        .flat_map(|m| weight_cols(m, "acquisitions"))
+        .collect();
+    let aggs = vec![
         nan_to_null("acquisitions").sum().alias("acquisitions"),
         nan_to_null("share").sum().alias("share"),
-        weighted("wait_p50_ns", "acquisitions"),
+        weighted("wait_p50_ns"),
         nan_to_null("wait_p99_ns").max().alias("wait_p99_ns"),
         nan_to_null("wait_p999_ns").max().alias("wait_p999_ns"),
         nan_to_null("wait_max_ns").max().alias("wait_max_ns"),
-        weighted("wait_mean_ns", "acquisitions"),
-        weighted("hold_mean_ns", "acquisitions"),
+        weighted("wait_mean_ns"),
+        weighted("hold_mean_ns"),
         nan_to_null("bypass_max").max().alias("bypass_max"),
         nan_to_null("cpu_ns").sum().alias("cpu_ns"),
         len().cast(DataType::UInt32).alias("threads_in_node"),
-    ]
+    ];
+    (pre, aggs)
 }
 
 /// Hand-off rows combined per repetition: counts add up, p50 is the count-weighted
 /// mean, p99 and max the largest.
-pub(crate) fn handoff_aggs() -> Vec<Expr> {
-    vec![
+pub(crate) fn handoff_aggs() -> (Vec<Expr>, Vec<Expr>) {
+    let pre = weight_cols("wait_p50_ns", "count").to_vec();
+    let aggs = vec![
         nan_to_null("count").sum().alias("count"),
-        weighted("wait_p50_ns", "count"),
+        weighted("wait_p50_ns"),
         nan_to_null("wait_p99_ns").max().alias("wait_p99_ns"),
         nan_to_null("wait_max_ns").max().alias("wait_max_ns"),
-    ]
+    ];
+    (pre, aggs)
 }
 
 const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
@@ -443,7 +464,8 @@ pub fn selected_summary(
             (_, Some(f)) => col(k.as_str()).cast(DataType::Float64).eq(lit(f)),
         });
     }
-    let (lf, aggs, metrics): (LazyFrame, Vec<Expr>, Vec<&str>) = if handoffs {
+    #[allow(clippy::type_complexity)]
+    let (lf, (pre, aggs), metrics): (LazyFrame, (Vec<Expr>, Vec<Expr>), Vec<&str>) = if handoffs {
         (
             results.handoffs.clone(),
             handoff_aggs(),
@@ -463,6 +485,7 @@ pub fn selected_summary(
     all.extend(aggs);
     let per_rep = lf
         .filter(pred)
+        .with_columns(pre)
         .group_by([col("point"), col("mode"), col("rep")])
         .agg(all);
     let metrics: Vec<String> = metrics.iter().map(|s| s.to_string()).collect();
@@ -471,14 +494,11 @@ pub fn selected_summary(
 
 /// One row per NUMA node and wait class of each point × mode.
 pub fn node_summary(results: &Results) -> Result<DataFrame> {
-    let schema = schema_of(&results.threads, "threads")?;
-    let axes = present_axes(results, &schema);
-    let carry = identity_carry(&axes, &schema, &["point_id", "lock"]);
-    let mut aggs: Vec<Expr> = carry.iter().map(|c| col(c.as_str()).first()).collect();
-    aggs.extend(node_aggs());
+    let (pre, aggs) = node_aggs();
     let per_rep = results
         .threads
         .clone()
+        .with_columns(pre)
         .group_by([
             col("point"),
             col("mode"),
@@ -488,16 +508,58 @@ pub fn node_summary(results: &Results) -> Result<DataFrame> {
         ])
         .agg(aggs);
     let metrics: Vec<String> = NODE_METRICS.iter().map(|s| s.to_string()).collect();
-    let mut carry = carry;
-    carry.push("threads_in_node".into());
-    summarize(
+    let keys = ["point", "mode", "node", "class"];
+    let df = summarize(
         per_rep,
-        &["point", "mode", "node", "class"],
-        &carry,
+        &keys,
+        &["threads_in_node".to_string()],
         &metrics,
         None,
         &[],
-    )
+    )?;
+    attach_identity(results, df, &keys)
+}
+
+/// Add each point's identity (`point_id`, `lock`, axis columns) to a summary keyed
+/// by point, from the small points table rather than carrying strings through a
+/// group-by over millions of rows. Sorted by `keys` again (joins do not keep order).
+pub(crate) fn attach_identity(
+    results: &Results,
+    df: DataFrame,
+    keys: &[&str],
+) -> Result<DataFrame> {
+    let schema = schema_of(&results.points, "points")?;
+    let axes = present_axes(results, &schema);
+    let mut cols: Vec<Expr> = vec![col("point"), col("point_id"), col("lock")];
+    for a in &axes {
+        if a.column != "lock" && df.column(&a.column).is_err() {
+            cols.push(col(a.column.as_str()));
+        }
+    }
+    let ids = results
+        .points
+        .clone()
+        .select(cols)
+        .unique(Some(cols_selector(&["point"])), UniqueKeepStrategy::First);
+    df.lazy()
+        .join(
+            ids,
+            [col("point")],
+            [col("point")],
+            JoinArgs::new(JoinType::Left),
+        )
+        .sort(
+            keys.iter()
+                .map(|k| PlSmallStr::from(*k))
+                .collect::<Vec<_>>(),
+            SortMultipleOptions::default(),
+        )
+        .collect()
+        .map_err(Error::polars("attach point identity"))
+}
+
+fn cols_selector(names: &[&str]) -> Selector {
+    cols(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
 }
 
 /// Node-to-node hand-off table: one row per (from node, to node) of each point ×
@@ -731,6 +793,7 @@ pub fn speedup(results: &Results, baseline: &str) -> Result<DataFrame> {
     let ids = str_values(&joined, "point_id")?;
     let modes = str_values(&joined, "mode")?;
     let est: Vec<Estimate> = (0..joined.height())
+        .into_par_iter()
         .map(|i| {
             let seed = stats::seed_for(&format!("speedup/{}/{}/{baseline}", ids[i], modes[i]));
             stats::bootstrap(&[a[i].clone(), b[i].clone()], seed, |m| vec![m[0] / m[1]])[0]

@@ -297,6 +297,14 @@ fn warnings(r: &Results, claims: &[ClaimResult], extra: &[String]) -> Result<Vec
 pub fn build_report(dir: &Path) -> Result<ReportSummary> {
     let results = load_results(dir)?;
     let claims = claims::evaluate(results.plan(), &results);
+    build_report_with(&results, claims)
+}
+
+/// Like [`build_report`], for results already loaded and claims already evaluated
+/// (a run that has just printed its claims table need not evaluate them twice).
+pub fn build_report_with(results: &Results, claims: Vec<ClaimResult>) -> Result<ReportSummary> {
+    let dir = results.dir.as_path();
+    let results = results.clone();
     claims::write_claims_json(dir, &claims)?;
     let out = dir.join(REPORT_DIR);
     util::create_dir(&out)?;

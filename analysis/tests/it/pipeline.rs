@@ -82,3 +82,34 @@ fn node_thread_and_handoff_tables() {
     assert_eq!(cdfs.len(), plan.points.len());
     assert_eq!(cdfs[0].quantiles_ns.len(), 21);
 }
+
+#[test]
+fn more_than_eight_repetitions_use_trimmed_order_statistics() {
+    // Ten repetitions: the 95 % interval of the median drops one value at each end.
+    let plan = plan();
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(&plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &m).unwrap();
+    for r in 0..10 {
+        w.write(&record(&plan, 0, locklab_dsl::plan::Mode::Sim, r))
+            .unwrap();
+    }
+    w.finish(&m).unwrap();
+    let r = load_results(dir.path()).unwrap();
+    let s = pipeline::point_summary(&r).unwrap();
+    let e = estimates(&s, "throughput_ops_s").unwrap()[0];
+    let p = &plan.points[0];
+    assert_eq!(e.n, 10);
+    assert!((e.lo - throughput(p, 1)).abs() < 1e-6, "{e:?}");
+    assert!((e.hi - throughput(p, 8)).abs() < 1e-6, "{e:?}");
+    assert!((e.value - (throughput(p, 4) + throughput(p, 5)) / 2.0).abs() < 1e-6);
+    // The same holds for thread rows.
+    let t = pipeline::thread_summary(&r).unwrap();
+    let p99 = estimates(&t, "wait_p99_ns").unwrap()[0];
+    assert_eq!((p99.lo, p99.hi), (1001.0, 1008.0));
+    assert_eq!(
+        str_values(&t, "lock").unwrap()[0],
+        "stock",
+        "identity attached"
+    );
+}

@@ -45,9 +45,83 @@ pub mod ttas;
 use crate::env::{Env, LineAlloc};
 use locklab_dsl::plan::LockAlgo;
 
+/// What every lock offers, so that workloads can be generic over the algorithm and
+/// dispatch once per thread run instead of once per operation (the `AnyLock` match
+/// per call doubled an uncontended acquire + release natively).
+#[allow(async_fn_in_trait)] // used with concrete, single-threaded futures only
+pub trait Lock {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState);
+    async fn release<E: Env>(&self, env: &E, local: &mut LocalState);
+    /// One attempt; true if the lock is now held.
+    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool;
+    /// Asked by the holder: does another thread wait for this lock?
+    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool;
+}
+
+/// `Lock` for a lock type whose methods ignore `LocalState`.
+macro_rules! lock_without_local {
+    ($($t:ty),*) => {$(
+        impl Lock for $t {
+            async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
+                <$t>::acquire(self, env).await
+            }
+            async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
+                <$t>::release(self, env).await
+            }
+            async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+                <$t>::try_acquire(self, env).await
+            }
+            async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+                <$t>::is_contended(self, env).await
+            }
+        }
+    )*};
+}
+
+lock_without_local!(
+    tas::Tas,
+    ttas::Ttas,
+    ticket::Ticket,
+    mcs::Mcs,
+    qspinlock::Qspinlock,
+    os::OsLock
+);
+
+impl Lock for clh::Clh {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+        clh::Clh::acquire(self, env, local).await
+    }
+    async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
+        clh::Clh::release(self, env, local).await
+    }
+    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+        clh::Clh::try_acquire(self, env, local).await
+    }
+    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+        clh::Clh::is_contended(self, env, local).await
+    }
+}
+
+impl Lock for AnyLock {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+        AnyLock::acquire(self, env, local).await
+    }
+    async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
+        AnyLock::release(self, env, local).await
+    }
+    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+        AnyLock::try_acquire(self, env, local).await
+    }
+    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+        AnyLock::is_contended(self, env, local).await
+    }
+}
+
 /// A thread's private lock state, kept off shared memory: one slot per lock of the
 /// point (only CLH uses it: the index + 1 of the node the thread currently owns, which
-/// changes hands at every release). Built by the workload's thread, passed `&mut`.
+/// changes hands at every release). Built by the workload's thread, passed `&mut`,
+/// and kept for as long as the thread uses these locks: a fresh one would make a CLH
+/// thread reuse a node it gave away.
 #[derive(Debug, Clone)]
 pub struct LocalState {
     tid: usize,

@@ -4,7 +4,7 @@
 
 use super::{block_on, work_loop, Arena, Clock, NativeEnv, Spin};
 use crate::env::{Env, LineAlloc};
-use crate::locks::{AnyLock, LocalState};
+use crate::locks::{AnyLock, LocalState, Lock};
 use crate::stats::{ThreadStats, Window};
 use crate::workload;
 use locklab_dsl::plan::{Backoff, CnaParams, CnaVariant, Dist, LockAlgo, Workload};
@@ -56,18 +56,39 @@ fn env(arena: &Arena) -> NativeEnv<'_> {
     )
 }
 
-/// ns per uncontended acquire + release of `algo` (best of three rounds of `iters`).
+/// ns per uncontended acquire + release of `algo` (best of three rounds of `iters`),
+/// the algorithm's own type (as the workloads run it).
 pub fn uncontended(algo: &LockAlgo, iters: u64) -> f64 {
     let mut alloc = LineAlloc::new();
     let lock = AnyLock::new(algo, &mut alloc, 1, 0);
     let arena = Arena::new(alloc.count() as usize, 1);
     let env = env(&arena);
+    match &lock {
+        AnyLock::Tas(l) => time_lock(l, &env, iters),
+        AnyLock::Ttas(l) => time_lock(l, &env, iters),
+        AnyLock::Ticket(l) => time_lock(l, &env, iters),
+        AnyLock::Mcs(l) => time_lock(l, &env, iters),
+        AnyLock::Clh(l) => time_lock(l, &env, iters),
+        AnyLock::Qspinlock(l) => time_lock(l, &env, iters),
+        AnyLock::Os(l) => time_lock(l, &env, iters),
+    }
+}
+
+/// As `uncontended`, through `AnyLock` (one enum dispatch per operation).
+pub fn uncontended_any(algo: &LockAlgo, iters: u64) -> f64 {
+    let mut alloc = LineAlloc::new();
+    let lock = AnyLock::new(algo, &mut alloc, 1, 0);
+    let arena = Arena::new(alloc.count() as usize, 1);
+    time_lock(&lock, &env(&arena), iters)
+}
+
+fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
     let mut local = LocalState::new(0, 1);
     best_of_three(iters, || {
         block_on(async {
             for _ in 0..iters {
-                lock.acquire(&env, &mut local).await;
-                lock.release(&env, &mut local).await;
+                lock.acquire(env, &mut local).await;
+                lock.release(env, &mut local).await;
             }
         })
     })
@@ -103,6 +124,8 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
     let locks = workload::build(&point, &mut alloc);
     let arena = Arena::new(alloc.count() as usize, locks.len());
     let env = env(&arena);
+    // One LocalState for the thread's whole use of the locks (CLH nodes change hands).
+    let mut local = LocalState::new(0, locks.len());
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let start = env.now();
@@ -117,7 +140,6 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
             &["lock"],
             0,
         );
-        let mut local = LocalState::new(0, locks.len());
         let ops = block_on(workload::run_thread(
             &w, &locks, &env, &mut local, &mut stats, end,
         ));
@@ -205,8 +227,9 @@ pub fn report(iters: u64) -> String {
     }
     let plain = plain_ticket(iters);
     let asy = uncontended(&LockAlgo::Ticket, iters);
+    let any = uncontended_any(&LockAlgo::Ticket, iters);
     s.push_str(&format!(
-        "\nticket written plainly on std atomics: {plain:.1} ns; as async over Env: {asy:.1} ns (ratio {:.2})\n",
+        "\nticket written plainly on std atomics: {plain:.1} ns; as async over Env: {asy:.1} ns (ratio {:.2}); through AnyLock's per-call dispatch: {any:.1} ns\n",
         asy / plain
     ));
     s.push_str(&format!(

@@ -247,7 +247,7 @@ fn run_once(
     let arena = Arena::new(alloc.count() as usize, locks.len());
     let classes = workload::classes(&point.workload);
     let class_refs: Vec<&str> = classes.iter().map(String::as_str).collect();
-    let may_sleep = locks.locks.iter().any(|l| l.may_sleep());
+    let may_sleep = locks.may_sleep();
     let base = Instant::now();
     let go_ns = AtomicU64::new(0);
     let abort = AtomicBool::new(false);

@@ -10,9 +10,9 @@
 //! its acquisitions (the first and every retake), hold = the sum of its holds, bypass
 //! and hand-off node from the first acquisition. One operation = one request.
 
-use super::{sample, Locks};
+use super::{sample, View};
 use crate::env::Env;
-use crate::locks::LocalState;
+use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
 use locklab_dsl::plan::{BreakPolicy, BulkClass, Dist};
 
@@ -35,12 +35,12 @@ fn pick<E: Env>(mix: &[BulkClass], class_of: &[usize], total: u64, env: &E) -> (
 }
 
 #[allow(clippy::too_many_arguments)]
-pub async fn run<E: Env>(
+pub async fn run<E: Env, L: Lock>(
     policy: BreakPolicy,
     mix: &[BulkClass],
     per_item: &Dist,
     think: &Dist,
-    locks: &Locks,
+    locks: &View<'_, L>,
     env: &E,
     local: &mut LocalState,
     stats: &mut ThreadStats,

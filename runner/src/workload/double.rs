@@ -15,9 +15,9 @@
 //! Wait class `pass`: from the start of `double_lock_balance` to holding both; one
 //! operation = one pass.
 
-use super::{sample, Locks};
+use super::{sample, View};
 use crate::env::Env;
-use crate::locks::LocalState;
+use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
 use locklab_dsl::plan::{Dist, DoubleLockPolicy};
 
@@ -30,9 +30,9 @@ pub struct Params<'a> {
 
 /// Take lock `other` while holding `own`, by `policy`; on return both are held.
 /// Returns whether `own` was released and retaken (its grant is then noted again).
-pub async fn double_lock_balance<E: Env>(
+pub async fn double_lock_balance<E: Env, L: Lock>(
     policy: DoubleLockPolicy,
-    locks: &Locks,
+    locks: &View<'_, L>,
     env: &E,
     local: &mut LocalState,
     own: usize,
@@ -64,9 +64,30 @@ pub async fn double_lock_balance<E: Env>(
     }
 }
 
-pub async fn run<E: Env>(
+/// What one pass waited: the sum of its waits, the sum of the grants that overtook it,
+/// and the node of the previous holder of the lock it waited longest for.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct PassWait {
+    wait_ns: u64,
+    bypass: u64,
+    longest_ns: u64,
+    from: Option<u32>,
+}
+
+impl PassWait {
+    fn add(&mut self, wait_ns: u64, bypass: u64, from: Option<u32>) {
+        self.wait_ns += wait_ns;
+        self.bypass += bypass;
+        if from.is_some() && (self.from.is_none() || wait_ns > self.longest_ns) {
+            self.longest_ns = wait_ns;
+            self.from = from;
+        }
+    }
+}
+
+pub async fn run<E: Env, L: Lock>(
     p: &Params<'_>,
-    locks: &Locks,
+    locks: &View<'_, L>,
     env: &E,
     local: &mut LocalState,
     stats: &mut ThreadStats,
@@ -75,21 +96,29 @@ pub async fn run<E: Env>(
     let n = locks.len();
     let own = env.tid();
     let window = stats.window();
+    let own_lock = &locks.locks[own];
     let mut ops = 0;
     'outer: loop {
         env.work(sample(p.interval, env)).await;
-        if env.now() >= end_ns {
+        let t0 = env.now();
+        if t0 >= end_ns {
             break;
         }
-        let own_lock = &locks.locks[own];
+        let mut pass = PassWait::default();
+        // The pass begins by taking our own runqueue lock (schedule() does).
+        let arrival = env.grants(own);
         own_lock.acquire(env, local).await;
-        env.note_grant(own);
+        let t1 = env.now();
+        let (before, from) = env.note_grant(own);
+        pass.add(t1 - t0, before.saturating_sub(arrival), from);
         locks.touch(env, own).await;
         env.work(sample(p.own_hold, env)).await;
-        for k in 1..n {
-            let other = (own + k) % n;
+        let mut held = env.now() - t1;
+        let mut last_grant = t1;
+        for other in (0..n).filter(|&o| o != own) {
             let t0 = env.now();
             if t0 >= end_ns {
+                // An unfinished pass is not recorded.
                 own_lock.release(env, local).await;
                 break 'outer;
             }
@@ -100,19 +129,22 @@ pub async fn run<E: Env>(
             if retaken {
                 env.note_grant(own);
             }
+            pass.add(t1 - t0, before.saturating_sub(arrival), from);
+            last_grant = t1;
             locks.touch(env, own).await;
             locks.touch(env, other).await;
             env.work(sample(p.pair_hold, env)).await;
-            let t2 = env.now();
+            held += env.now() - t1;
             // double_unlock_balance: release the other, keep our own.
             locks.locks[other].release(env, local).await;
-            stats.record_acquire(0, t1, t1 - t0, before.saturating_sub(arrival), from);
-            stats.record_hold(0, t1, t2 - t1);
-            if window.contains(t1) {
-                ops += 1;
-            }
         }
         own_lock.release(env, local).await;
+        // A pass counts where its last wait ended (when it held everything it needed).
+        stats.record_acquire(0, last_grant, pass.wait_ns, pass.bypass, pass.from);
+        stats.record_hold(0, last_grant, held);
+        if window.contains(last_grant) {
+            ops += 1;
+        }
     }
     ops
 }

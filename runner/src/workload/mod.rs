@@ -14,31 +14,54 @@ pub mod double;
 pub mod single;
 
 use crate::env::{Addr, Env, LineAlloc};
-use crate::locks::{AnyLock, LocalState};
+use crate::locks::clh::Clh;
+use crate::locks::mcs::Mcs;
+use crate::locks::os::OsLock;
+use crate::locks::qspinlock::Qspinlock;
+use crate::locks::tas::Tas;
+use crate::locks::ticket::Ticket;
+use crate::locks::ttas::Ttas;
+use crate::locks::{AnyLock, LocalState, Lock};
 use crate::stats::ThreadStats;
 use locklab_dsl::plan::{Dist, Point, Workload};
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The locks and shared data lines of one point.
+/// The locks and shared data lines of one point. All locks of a point run one
+/// algorithm; they are kept in a vector of that algorithm's type so that
+/// [`run_thread`] picks the algorithm once, not at every operation.
 #[derive(Debug)]
 pub struct Locks {
-    pub locks: Vec<AnyLock>,
+    set: LockSet,
     /// First data line; lock `i`'s lines are `data + i * lines_per_lock ..`.
     data: u32,
     lines_per_lock: u32,
 }
 
-impl Locks {
+#[derive(Debug)]
+enum LockSet {
+    Tas(Vec<Tas>),
+    Ttas(Vec<Ttas>),
+    Ticket(Vec<Ticket>),
+    Mcs(Vec<Mcs>),
+    Clh(Vec<Clh>),
+    Qspinlock(Vec<Qspinlock>),
+    Os(Vec<OsLock>),
+}
+
+/// The typed view of `Locks` the workloads run on.
+pub struct View<'a, L> {
+    pub locks: &'a [L],
+    data: u32,
+    lines_per_lock: u32,
+}
+
+impl<L> View<'_, L> {
     pub fn len(&self) -> usize {
         self.locks.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.locks.is_empty()
-    }
-
-    pub fn lines_per_lock(&self) -> u32 {
-        self.lines_per_lock
     }
 
     /// Word 0 of data line `l` of lock `i`: a counter each holder increments.
@@ -54,6 +77,38 @@ impl Locks {
             let v = env.load(a, Relaxed).await;
             env.store(a, v + 1, Relaxed).await;
         }
+    }
+}
+
+impl Locks {
+    pub fn len(&self) -> usize {
+        match &self.set {
+            LockSet::Tas(v) => v.len(),
+            LockSet::Ttas(v) => v.len(),
+            LockSet::Ticket(v) => v.len(),
+            LockSet::Mcs(v) => v.len(),
+            LockSet::Clh(v) => v.len(),
+            LockSet::Qspinlock(v) => v.len(),
+            LockSet::Os(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn lines_per_lock(&self) -> u32 {
+        self.lines_per_lock
+    }
+
+    /// Word 0 of data line `l` of lock `i`.
+    pub fn data_addr(&self, lock: usize, l: u32) -> Addr {
+        Addr::new(self.data + lock as u32 * self.lines_per_lock + l, 0)
+    }
+
+    /// Whether waiters may sleep in the kernel (the OS-backed baselines, natively).
+    pub fn may_sleep(&self) -> bool {
+        matches!(self.set, LockSet::Os(_))
     }
 }
 
@@ -80,13 +135,35 @@ fn lines_per_lock(w: &Workload) -> u32 {
 /// Allocate the point's locks and data lines.
 pub fn build(point: &Point, alloc: &mut LineAlloc) -> Locks {
     let n = point.threads as usize;
-    let locks = (0..lock_count(&point.workload, point.threads))
+    let any: Vec<AnyLock> = (0..lock_count(&point.workload, point.threads))
         .map(|i| AnyLock::new(&point.lock.algo, alloc, n, i))
-        .collect::<Vec<_>>();
+        .collect();
+    let count = any.len() as u32;
+    macro_rules! typed {
+        ($variant:ident) => {
+            LockSet::$variant(
+                any.into_iter()
+                    .map(|l| match l {
+                        AnyLock::$variant(x) => x,
+                        _ => unreachable!("one algorithm per point"),
+                    })
+                    .collect(),
+            )
+        };
+    }
+    let set = match AnyLock::new(&point.lock.algo, &mut LineAlloc::new(), 1, 0) {
+        AnyLock::Tas(_) => typed!(Tas),
+        AnyLock::Ttas(_) => typed!(Ttas),
+        AnyLock::Ticket(_) => typed!(Ticket),
+        AnyLock::Mcs(_) => typed!(Mcs),
+        AnyLock::Clh(_) => typed!(Clh),
+        AnyLock::Qspinlock(_) => typed!(Qspinlock),
+        AnyLock::Os(_) => typed!(Os),
+    };
     let per = lines_per_lock(&point.workload);
-    let data = alloc.lines(per * locks.len() as u32);
+    let data = alloc.lines(per * count);
     Locks {
-        locks,
+        set,
         data,
         lines_per_lock: per,
     }
@@ -130,6 +207,36 @@ pub fn native_skip_reason(w: &Workload) -> Option<String> {
 pub async fn run_thread<E: Env>(
     w: &Workload,
     locks: &Locks,
+    env: &E,
+    local: &mut LocalState,
+    stats: &mut ThreadStats,
+    end_ns: u64,
+) -> u64 {
+    macro_rules! typed {
+        ($v:expr) => {{
+            let view = View {
+                locks: $v.as_slice(),
+                data: locks.data,
+                lines_per_lock: locks.lines_per_lock,
+            };
+            run_typed(w, &view, env, local, stats, end_ns).await
+        }};
+    }
+    match &locks.set {
+        LockSet::Tas(v) => typed!(v),
+        LockSet::Ttas(v) => typed!(v),
+        LockSet::Ticket(v) => typed!(v),
+        LockSet::Mcs(v) => typed!(v),
+        LockSet::Clh(v) => typed!(v),
+        LockSet::Qspinlock(v) => typed!(v),
+        LockSet::Os(v) => typed!(v),
+    }
+}
+
+/// `run_thread` once the algorithm is known.
+pub async fn run_typed<E: Env, L: Lock>(
+    w: &Workload,
+    locks: &View<'_, L>,
     env: &E,
     local: &mut LocalState,
     stats: &mut ThreadStats,

@@ -1,16 +1,16 @@
 //! One hot lock: acquire, write the shared lines, `critical` of work, release, then
 //! `outside` of private work. One operation = one acquisition.
 
-use super::{sample, Locks};
+use super::{sample, View};
 use crate::env::Env;
-use crate::locks::LocalState;
+use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
 use locklab_dsl::plan::Dist;
 
-pub async fn run<E: Env>(
+pub async fn run<E: Env, L: Lock>(
     critical: &Dist,
     outside: &Dist,
-    locks: &Locks,
+    locks: &View<'_, L>,
     env: &E,
     local: &mut LocalState,
     stats: &mut ThreadStats,

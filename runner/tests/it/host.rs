@@ -92,3 +92,23 @@ fn the_host_prints_as_a_topology_item() {
         "{vm}"
     );
 }
+
+#[test]
+fn the_printed_topology_is_valid_experiment_language() {
+    for f in ["xeon_2s2c2t", "vm_2vcpu"] {
+        let lab = topology_as_lab(&detect_in(&fixture(f)));
+        let files = [("host.lab".to_string(), lab.clone())]
+            .into_iter()
+            .collect();
+        let checked = locklab_dsl::load(
+            "host.lab",
+            &locklab_dsl::MemLoader(files),
+            &Default::default(),
+        );
+        assert!(
+            checked.is_library(),
+            "{f}: {:?}\n{lab}",
+            checked.diagnostics
+        );
+    }
+}

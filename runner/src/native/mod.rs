@@ -117,6 +117,10 @@ pub fn run_point_with_progress(
     ctx.outside_achieved_ns = wl.achieved_ns(outside.round() as u64);
     ctx.extra
         .insert("work_iters_per_ns".into(), wl.iters_per_ns());
+    ctx.extra.insert(
+        "clock_tsc".into(),
+        if Clock::host().is_tsc() { 1.0 } else { 0.0 },
+    );
 
     let mut attempt = 0;
     loop {
@@ -248,7 +252,7 @@ fn run_once(
     let classes = workload::classes(&point.workload);
     let class_refs: Vec<&str> = classes.iter().map(String::as_str).collect();
     let may_sleep = locks.may_sleep();
-    let base = Instant::now();
+    let clock = Clock::host();
     let go_ns = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
     let pin_error = std::sync::Mutex::new(None::<String>);
@@ -292,16 +296,8 @@ fn run_once(
                             start_ns: go + warmup_ns,
                             end_ns: go + total_ns,
                         };
-                        let mut env = NativeEnv::new(
-                            arena,
-                            tid,
-                            n,
-                            node,
-                            Clock::Real(base),
-                            seed,
-                            opts.spin,
-                            wl,
-                        );
+                        let mut env =
+                            NativeEnv::new(arena, tid, n, node, clock, seed, opts.spin, wl);
                         env.marks = Some(CpuMarks {
                             start_ns: window.start_ns,
                             end_ns: window.end_ns,
@@ -344,7 +340,7 @@ fn run_once(
             })
             .collect();
         ready.wait();
-        go_ns.store(base.elapsed().as_nanos() as u64, Ordering::SeqCst);
+        go_ns.store(clock.read(), Ordering::SeqCst);
         start.wait();
         let go = Instant::now();
         let total = Duration::from_nanos(total_ns);

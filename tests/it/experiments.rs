@@ -47,7 +47,10 @@ fn report_rebuilds_from_stored_results() {
     assert!(html.contains("<svg"), "plots are inline");
     // The SVG namespace is a URL; what the report must not do is load anything.
     for external in ["src=\"http", "href=\"http", "<script src", "<link "] {
-        assert!(!html.contains(external), "the report needs no network: {external}");
+        assert!(
+            !html.contains(external),
+            "the report needs no network: {external}"
+        );
     }
 }
 
@@ -62,6 +65,7 @@ fn compare_a_run_with_itself_is_within_noise() {
 /// Each experiment file (the four seeds and the quick start), simulated, quick.
 #[test]
 fn every_experiment_passes_its_claims_in_quick_simulation() {
+    let _m = machine();
     let tmp = tempfile::tempdir().unwrap();
     for file in lab_files(&root().join("experiments")) {
         let name = file.file_stem().unwrap().to_string_lossy().to_string();
@@ -79,4 +83,92 @@ fn every_experiment_passes_its_claims_in_quick_simulation() {
             stderr(&out)
         );
     }
+}
+
+/// `reproduce` re-runs from the manifest; the simulation must match exactly, and a
+/// different job count must not change a single record.
+#[test]
+fn reproduce_matches_simulated_records_exactly_whatever_jobs() {
+    let _m = machine();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("once");
+    let out = locklab()
+        .args([
+            "run",
+            "--mode",
+            "sim",
+            "--quick",
+            "--no-report",
+            "--jobs",
+            "1",
+            "--out",
+        ])
+        .arg(&dir)
+        .arg("experiments/double_lock_balance.lab")
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let again = tmp.path().join("again");
+    let out = locklab()
+        .arg("reproduce")
+        .arg(&dir)
+        .args(["--jobs", "2", "--out"])
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("simulation: identical records"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// An interrupted run keeps what it finished; `--resume` completes it.
+#[test]
+fn resume_completes_an_interrupted_run() {
+    let _m = machine();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let run = |extra: &[&str]| {
+        locklab()
+            .args(["run", "--mode", "sim", "--quick", "--no-report"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--out", dir.to_str().unwrap(), "experiments/quickstart.lab"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let parts = |d: &Path| std::fs::read_dir(d.join("parts")).unwrap().count();
+    let full = parts(&dir);
+    assert!(full >= 8);
+    // Simulate a crash half-way: the tables were never written and half the records
+    // are missing.
+    for f in [
+        "points.parquet",
+        "threads.parquet",
+        "handoffs.parquet",
+        "claims.json",
+    ] {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let mut names: Vec<_> = std::fs::read_dir(dir.join("parts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for p in names.iter().skip(full / 2) {
+        std::fs::remove_file(p).unwrap();
+    }
+    let out = run(&["--resume", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already done"), "{}", stderr(&out));
+    assert_eq!(parts(&dir), full);
+    assert!(dir.join("points.parquet").is_file());
 }

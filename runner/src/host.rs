@@ -478,10 +478,12 @@ pub fn measure_transfer_latency(a: u32, b: u32) -> Option<f64> {
                 }
                 start.elapsed()
             };
-            let h = s.spawn(move || player(b, 1));
-            let t = player(a, 0);
-            let _ = h.join();
-            t
+            // Both players on threads of their own: pinning the caller would leave it
+            // pinned.
+            let hb = s.spawn(move || player(b, 1));
+            let ha = s.spawn(move || player(a, 0));
+            let _ = hb.join();
+            ha.join().unwrap_or_default()
         });
         if failed.load(Ordering::SeqCst) != 0 {
             return None;

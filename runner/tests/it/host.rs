@@ -112,3 +112,14 @@ fn the_printed_topology_is_valid_experiment_language() {
         );
     }
 }
+
+#[test]
+fn transfer_latency_is_not_measured_on_a_cpu_we_cannot_pin_to() {
+    let cpu = locklab_runner::native::pin::allowed_cpus()
+        .and_then(|l| l.first().copied())
+        .unwrap_or(0);
+    assert_eq!(
+        locklab_runner::host::measure_transfer_latency(cpu, 100_000),
+        None
+    );
+}

@@ -6,9 +6,10 @@
 //! * `pass`: the whole 95 % interval satisfies the claim;
 //! * `fail`: the whole interval contradicts it;
 //! * `inconclusive`: the interval straddles the boundary (more repetitions, or a
-//!   quieter machine, would decide);
+//!   quieter machine, would decide), or the metric has no value in any repetition
+//!   because the run was too short to measure it (shorter than one fairness window);
 //! * `error`: the claim could not be evaluated (a selection that matches nothing
-//!   or several points, a metric that is not measured); the detail says what;
+//!   or several points, a metric this mode never measures); the detail says what;
 //! * `skipped`: the points the claim needs are in the plan but were not run in these
 //!   results (another mode, or skipped for a stated reason);
 //! * `report`: a non-gating claim; the detail says what the verdict would be.
@@ -119,6 +120,9 @@ enum Why {
     Error(String),
     /// The points exist in the plan but not in these results (for this mode).
     NotRun(String),
+    /// The points ran, but the metric has no value in any repetition (a run shorter
+    /// than one fairness window, no hand-offs between nodes): more data would decide.
+    NotMeasured(String),
 }
 
 type Res<T> = std::result::Result<T, Why>;
@@ -746,15 +750,54 @@ impl<'a> Ctx<'a> {
                 }
             };
             if samples.iter().all(|v| v.is_nan()) {
-                return err(format!(
-                    "{} is not measured for point {} in mode {mode} (no value in any repetition)",
-                    m.metric, self.plan.points[p as usize].id
-                ));
+                return Err(self.not_measured(p, mode, &m.metric));
             }
             Node::Src(src.add(key, samples))
         };
         terms.push((metric_label(m), node.clone()));
         Ok(node)
+    }
+
+    /// Why `metric` has no value in any repetition of point `p`: a metric this mode
+    /// never measures (CPU time in simulation) or windowed fairness switched off is
+    /// an error in the claim; a run too short or too quiet to measure it is not.
+    fn not_measured(&self, p: u32, mode: &str, metric: &str) -> Why {
+        let id = &self.plan.points[p as usize].id;
+        let never_in_sim = ["cpu_wall_ratio", "cpu_ns_per_acq", "overhead_ns"];
+        if mode == "sim" && never_in_sim.contains(&metric) {
+            return Why::Error(format!(
+                "{metric} is not measured in simulation (no CPU time there); point {id} has no value in any repetition"
+            ));
+        }
+        let first = |col: &str| {
+            self.point_samples(p, mode, col)
+                .ok()
+                .and_then(|v| v.into_iter().find(|x| x.is_finite()))
+        };
+        let dur = crate_units_duration;
+        if metric.starts_with("window_") {
+            match (first("window_ns"), first("fairness_window_ns")) {
+                (_, Some(f)) if f <= 0.0 => {
+                    return Why::Error(format!(
+                        "{metric} is not measured: point {id} has no fairness window"
+                    ))
+                }
+                (Some(w), Some(f)) if f > w => {
+                    return Why::NotMeasured(format!(
+                        "not measured: the measured window ({}) is shorter than one fairness window ({}), so point {id} has no full window in mode {mode}; a longer duration would measure {metric}",
+                        dur(w),
+                        dur(f)
+                    ))
+                }
+                _ => {}
+            }
+        }
+        let window = first("window_ns")
+            .map(|w| format!(" in its measured window of {}", dur(w)))
+            .unwrap_or_default();
+        Why::NotMeasured(format!(
+            "not measured: {metric} has no value in any repetition of point {id} in mode {mode} (nothing to measure it from{window}); a longer run would decide"
+        ))
     }
 
     /// The baseline point for `p`: same mode, lock `base`, equal values of every
@@ -951,6 +994,10 @@ fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
             }
         }
     }
+}
+
+fn crate_units_duration(ns: f64) -> String {
+    locklab_dsl::plan::crate_units::duration_label(ns.max(0.0).round() as u64)
 }
 
 fn band_label(lo: f64, hi: f64) -> String {
@@ -1375,6 +1422,9 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
             Ok(o) => done.push((mode.clone(), o)),
             Err(Why::Error(e)) => done.push((mode.clone(), simple(Verdict::Error, e))),
             Err(Why::NotRun(why)) => not_run.push(why),
+            Err(Why::NotMeasured(why)) => {
+                done.push((mode.clone(), simple(Verdict::Inconclusive, why)))
+            }
         }
     }
     if done.is_empty() {

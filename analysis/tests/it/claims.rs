@@ -436,10 +436,11 @@ fn errors_say_what_is_wrong() {
         d("metric").detail
     );
     assert!(
-        d("nan").detail.contains("not measured"),
+        d("nan").detail.contains("not measured in simulation"),
         "{}",
         d("nan").detail
     );
+    assert_eq!(d("nan").verdict, Verdict::Error);
     assert!(
         d("nobase").detail.contains("needs a baseline"),
         "{}",
@@ -489,4 +490,64 @@ fn non_gating_claims_report_and_do_not_gate() {
     let back = claims::read_claims_json(dir.path()).unwrap();
     assert_eq!(back.len(), 2);
     assert_eq!(back[1].verdict, Verdict::Pass);
+}
+
+#[test]
+fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
+    let mut plan = plan();
+    let m = |id: &str, metric: &str| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: super::common::metric(mref(
+                    metric,
+                    &[
+                        ("lock", s("cna")),
+                        ("threshold", Value::Duration(MS)),
+                        ("threads", Value::Int(4)),
+                    ],
+                    None,
+                )),
+                lo: f64::NEG_INFINITY,
+                hi: 0.6,
+            },
+        )
+    };
+    plan.claims = vec![
+        m("short", "window_fairness_factor_max"),
+        m("measured", "fairness_factor"),
+        m("typo", "window_fairness_factor_mx"),
+    ];
+    // Every repetition of every point measured 20 ms against 100 ms fairness windows:
+    // no full window, so the windowed fairness factor is NaN throughout.
+    let dir = tempfile::tempdir().unwrap();
+    let man = manifest(&plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+    for mut r in all_records(&plan) {
+        r.point.window_ns = 20 * MS;
+        r.point.fairness_window_ns = 100 * MS;
+        r.point.window_fairness_factor_max = f64::NAN;
+        w.write(&r).unwrap();
+    }
+    w.finish(&man).unwrap();
+    let res = load_results(dir.path()).unwrap();
+    let r = claims::evaluate(&plan, &res);
+    let short = one(&r, "short");
+    assert_eq!(short.verdict, Verdict::Inconclusive, "{short:?}");
+    assert!(short.detail.contains("not measured"), "{}", short.detail);
+    assert!(
+        short.detail.contains("shorter than one fairness window"),
+        "{}",
+        short.detail
+    );
+    assert!(
+        short.detail.contains("20ms") && short.detail.contains("100ms"),
+        "{}",
+        short.detail
+    );
+    assert_ne!(one(&r, "measured").verdict, Verdict::Error);
+    // A real mistake still errs.
+    assert_eq!(one(&r, "typo").verdict, Verdict::Error);
+    // Inconclusive does not fail the run; the typo does.
+    assert_eq!(claims::exit_code(&r), 1);
 }

@@ -38,8 +38,12 @@ impl Ticket {
     /// Free iff `next == owner`. `owner` only grows and never passes `next`, so if the
     /// CAS finds `next` still equal to the `owner` we read, the lock was free at the
     /// CAS (the kernel's `ticket_spin_trylock` does the same on the packed word).
+    ///
+    /// Acquire on the `owner` read: that is the word the last holder released with
+    /// Release, so reading it is what orders its critical section before ours (the
+    /// CAS on `next` only meets other threads' relaxed fetch-adds).
     pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
-        let o = env.load(self.owner, Relaxed).await;
+        let o = env.load(self.owner, Acquire).await;
         env.cas(self.next, o, o + 1, Acquire).await.is_ok()
     }
 

@@ -103,3 +103,65 @@ fn loom_cna_v14_flushes_at_once() {
     // Zero threshold: a non-empty secondary queue is flushed at the next hand-off.
     model(cna(CnaVariant::V14, 0), &[1, 1, 1], &[0, 1, 0], 1);
 }
+
+/// Thread 0 takes the lock twice; thread 1 tries once and enters only on success.
+/// Loom reports the data access if a successful try is not ordered after the
+/// previous holder's critical section.
+fn model_try(algo: LockAlgo) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(move || {
+        let mut alloc = LineAlloc::new();
+        let lock = Arc::new(AnyLock::new(&algo, &mut alloc, 2, 0));
+        let arena = Arc::new(Arena::new(alloc.count() as usize, 1));
+        let data = Arc::new(UnsafeCell::new(0u32));
+        let spawn = |t: usize| {
+            let (lock, arena, data) = (lock.clone(), arena.clone(), data.clone());
+            loom::thread::spawn(move || {
+                let env = NativeEnv::for_test(&arena, t, 2).with_clock(Clock::Ticks(1));
+                let mut local = LocalState::new(t, 1);
+                let rounds = if t == 0 { 2 } else { 1 };
+                let mut entered = 0;
+                for _ in 0..rounds {
+                    let got = if t == 0 {
+                        block_on(lock.acquire(&env, &mut local));
+                        true
+                    } else {
+                        block_on(lock.try_acquire(&env, &mut local))
+                    };
+                    if got {
+                        // SAFETY: loom checks that the lock makes this exclusive.
+                        data.with_mut(|p| unsafe { *p += 1 });
+                        block_on(lock.release(&env, &mut local));
+                        entered += 1;
+                    }
+                }
+                entered
+            })
+        };
+        let (a, b) = (spawn(0), spawn(1));
+        let total = a.join().unwrap() + b.join().unwrap();
+        // SAFETY: every thread has joined.
+        assert_eq!(data.with(|p| unsafe { *p }), total);
+    });
+}
+
+#[test]
+fn loom_try_acquire_ticket() {
+    model_try(LockAlgo::Ticket);
+}
+
+#[test]
+fn loom_try_acquire_mcs() {
+    model_try(LockAlgo::Mcs);
+}
+
+#[test]
+fn loom_try_acquire_clh() {
+    model_try(LockAlgo::Clh);
+}
+
+#[test]
+fn loom_try_acquire_qspinlock() {
+    model_try(LockAlgo::Qspinlock);
+}

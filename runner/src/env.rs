@@ -102,6 +102,56 @@ pub trait Env {
     fn fetch_add(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
     fn fetch_or(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
     fn fetch_and(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word>;
+
+    /// Atomically replace the bits of the word under `mask` with those of `v & mask`,
+    /// leaving the others as they are; returns the old whole word. This is a narrow
+    /// `xchg` on a sub-field of a word (the kernel's 16-bit `xchg_tail` on the
+    /// qspinlock's tail half).
+    ///
+    /// The default is a CAS loop on the whole word. That is the correct native
+    /// implementation, not a stand-in: Rust's memory model has no mixed-size atomic
+    /// accesses to one location (an `AtomicU16` overlaid on an `AtomicU64` is
+    /// undefined behaviour, and loom could not check it), so the only sound way to
+    /// change some bits atomically while other threads RMW the rest is a loop of
+    /// whole-word CAS. Natively this costs extra round trips under contention that
+    /// the kernel's single `xchg` does not; an executor that models hardware cost
+    /// (the simulator) overrides this with one RMW, which is what the kernel issues.
+    fn swap_masked(&self, a: Addr, mask: Word, v: Word, o: Ordering) -> impl Future<Output = Word> {
+        async move {
+            let mut cur = self.load(a, Ordering::Relaxed).await;
+            loop {
+                let new = (cur & !mask) | (v & mask);
+                match self.cas(a, cur, new, o).await {
+                    Ok(old) => return old,
+                    Err(actual) => cur = actual,
+                }
+            }
+        }
+    }
+
+    /// Atomically write `v & mask` to the bits under `mask`, leaving the others as they
+    /// are: a narrow store to a sub-field of a word (the kernel's byte store to the
+    /// qspinlock's locked byte, or its 16-bit store to locked + pending). The default
+    /// is one `fetch_and` when it only clears bits (exact), else a CAS loop for the
+    /// reason given at [`Env::swap_masked`]; the simulator prices it as one store, as
+    /// the hardware does.
+    fn store_masked(&self, a: Addr, mask: Word, v: Word, o: Ordering) -> impl Future<Output = ()> {
+        async move {
+            // Clearing bits is exactly one `fetch_and`: no loop needed.
+            if v & mask == 0 {
+                self.fetch_and(a, !mask, o).await;
+                return;
+            }
+            // A CAS carries the store's ordering on success; its load side needs none
+            // beyond Relaxed, which `cas` (compare_exchange) derives for failure.
+            let o = match o {
+                Ordering::Release | Ordering::AcqRel => Ordering::Release,
+                Ordering::SeqCst => Ordering::SeqCst,
+                _ => Ordering::Relaxed,
+            };
+            self.swap_masked(a, mask, v, o).await;
+        }
+    }
     /// Spin until `pred(value)` holds; returns the value seen. Natively: a load loop with
     /// `spin_loop()`; simulated: park until the line is written, then re-read.
     fn wait_until<P: Fn(Word) -> bool>(

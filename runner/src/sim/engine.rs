@@ -51,6 +51,10 @@ pub(crate) enum Op {
     FetchAdd(Addr, Word),
     FetchOr(Addr, Word),
     FetchAnd(Addr, Word),
+    /// `Env::swap_masked`: one RMW (the kernel's narrow `xchg`), (addr, mask, value).
+    SwapMasked(Addr, Word, Word),
+    /// `Env::store_masked`: one store (the kernel's byte / half-word store).
+    StoreMasked(Addr, Word, Word),
     /// Park until the line is written, unless the word no longer holds the value
     /// seen; either way, complete with a fresh read of the word.
     Watch(Addr, Word),
@@ -178,14 +182,15 @@ impl Core {
                     return None;
                 }
             }
-            Op::Store(a, _) => (a, Kind::Store),
+            Op::Store(a, _) | Op::StoreMasked(a, _, _) => (a, Kind::Store),
             _ => {
                 let a = match op {
                     Op::Swap(a, _)
                     | Op::Cas(a, _, _)
                     | Op::FetchAdd(a, _)
                     | Op::FetchOr(a, _)
-                    | Op::FetchAnd(a, _) => a,
+                    | Op::FetchAnd(a, _)
+                    | Op::SwapMasked(a, _, _) => a,
                     _ => unreachable!(),
                 };
                 (a, Kind::Rmw)
@@ -228,6 +233,16 @@ impl Core {
             Op::FetchAnd(_, v) => {
                 *w = old & v;
                 (old, true, true)
+            }
+            // The masked update is applied whole at the time the request is priced,
+            // like every other operation here: one access, no retry.
+            Op::SwapMasked(_, mask, v) => {
+                *w = (old & !mask) | (v & mask);
+                (old, true, true)
+            }
+            Op::StoreMasked(_, mask, v) => {
+                *w = (old & !mask) | (v & mask);
+                (0, true, true)
             }
             Op::Delay(_) => unreachable!(),
         };
@@ -550,6 +565,22 @@ impl Env for SimEnv<'_> {
     #[inline]
     fn fetch_and(&self, a: Addr, v: Word, _o: Ordering) -> impl Future<Output = Word> {
         self.op(Op::FetchAnd(a, v))
+    }
+    /// One RMW, as the kernel's 16-bit `xchg` (not the trait's CAS loop).
+    #[inline]
+    fn swap_masked(
+        &self,
+        a: Addr,
+        mask: Word,
+        v: Word,
+        _o: Ordering,
+    ) -> impl Future<Output = Word> {
+        self.op(Op::SwapMasked(a, mask, v))
+    }
+    /// One store, as the kernel's byte / half-word store.
+    #[inline]
+    fn store_masked(&self, a: Addr, mask: Word, v: Word, _o: Ordering) -> impl Future<Output = ()> {
+        self.op(Op::StoreMasked(a, mask, v))
     }
     async fn wait_until<P: Fn(Word) -> bool>(&self, a: Addr, _o: Ordering, pred: P) -> Word {
         let mut v: Word = self.op(Op::Load(a)).await;

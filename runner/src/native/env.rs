@@ -149,14 +149,15 @@ pub mod tsc {
     }
 }
 
-/// Records thread CPU time when `now()` first crosses the window's start and end, so
-/// `ThreadStats::cpu_ns` covers the measured window only.
+/// Records thread CPU time and involuntary context switches when `now()` first
+/// crosses the window's start and end, so they cover the measured window only.
 #[derive(Debug)]
 pub(crate) struct CpuMarks {
     pub start_ns: u64,
     pub end_ns: u64,
-    pub at_start: Cell<Option<u64>>,
-    pub at_end: Cell<Option<u64>>,
+    /// (CPU ns, involuntary switches) at the window's start and end.
+    pub at_start: Cell<Option<(u64, u64)>>,
+    pub at_end: Cell<Option<(u64, u64)>>,
 }
 
 impl CpuMarks {
@@ -166,12 +167,31 @@ impl CpuMarks {
         }
         if self.at_start.get().is_none() {
             if t >= self.start_ns {
-                self.at_start.set(Some(thread_cpu_ns()));
+                self.at_start.set(Some(mark()));
             }
         } else if t >= self.end_ns {
-            self.at_end.set(Some(thread_cpu_ns()));
+            self.at_end.set(Some(mark()));
         }
     }
+}
+
+/// (thread CPU ns, involuntary context switches of this thread).
+pub(crate) fn mark() -> (u64, u64) {
+    (thread_cpu_ns(), involuntary_switches())
+}
+
+/// Times the calling thread was preempted (getrusage RUSAGE_THREAD `ru_nivcsw`): a
+/// thread that shares its CPU with another task loses it this way, whether or not
+/// its lock makes it sleep otherwise.
+pub fn involuntary_switches() -> u64 {
+    // SAFETY: zeroed rusage is a valid out value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and out pointer.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if rc != 0 {
+        return 0;
+    }
+    ru.ru_nivcsw as u64
 }
 
 /// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), ns.

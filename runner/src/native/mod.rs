@@ -141,7 +141,14 @@ pub fn run_point_with_progress(
         };
         let after = noise::Snapshot::take();
         let may_sleep = out.may_sleep;
-        let judged = opts.gate.judge(&before, &after, &out.ratios, may_sleep);
+        let judged = opts.gate.judge(
+            &before,
+            &after,
+            &out.ratios,
+            &out.preempted,
+            duration_ns,
+            may_sleep,
+        );
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
             ctx.ops = Some(out.ops);
@@ -225,12 +232,15 @@ struct Outcome {
     stats: Vec<ThreadStats>,
     ops: u64,
     ratios: Vec<f64>,
+    preempted: Vec<u64>,
     may_sleep: bool,
 }
 
 struct WorkerResult {
     stats: ThreadStats,
     ops: u64,
+    /// Involuntary context switches in the window.
+    preempted: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -328,13 +338,18 @@ fn run_once(
                         // mark again in case the window was empty.
                         env.now();
                         let m = env.marks.as_ref().expect("set above");
-                        let cpu = match (m.at_start.get(), m.at_end.get()) {
-                            (Some(a), Some(b)) => b.saturating_sub(a),
-                            (Some(a), None) => thread_cpu_ns().saturating_sub(a),
-                            _ => 0,
+                        let ((c0, v0), (c1, v1)) = match (m.at_start.get(), m.at_end.get()) {
+                            (Some(a), Some(b)) => (a, b),
+                            (Some(a), None) => (a, env::mark()),
+                            _ => ((0, 0), (0, 0)),
                         };
-                        stats.cpu_ns = Some(cpu);
-                        WorkerResult { stats, ops }
+                        stats.cpu_ns = Some(c1.saturating_sub(c0));
+                        let preempted = v1.saturating_sub(v0);
+                        WorkerResult {
+                            stats,
+                            ops,
+                            preempted,
+                        }
                     })
                     .expect("spawning a worker thread")
             })
@@ -366,6 +381,7 @@ fn run_once(
         .collect();
     Ok(Outcome {
         ops: results.iter().map(|r| r.ops).sum(),
+        preempted: results.iter().map(|r| r.preempted).collect(),
         stats: results.into_iter().map(|r| r.stats).collect(),
         ratios,
         may_sleep,

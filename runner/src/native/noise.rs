@@ -1,7 +1,9 @@
 //! The noise gate: was a native repetition disturbed?
 //!
-//! Signals: per-thread CPU time / wall time over the window (a spinning thread that
-//! lost its CPU shows < 1; not used for locks whose waiters sleep), steal time from
+//! Signals: involuntary context switches per thread over the window (another task
+//! took the CPU: meaningful for every lock, sleeping or spinning), per-thread CPU
+//! time / wall time (a spinning thread that lost its CPU shows < 1; not used for
+//! locks whose waiters sleep), steal time from
 //! `/proc/stat` over the run (a hypervisor took the CPU), and the 1-minute load
 //! average before the run (reported, and named in a flag as context).
 
@@ -14,6 +16,9 @@ pub struct Gate {
     pub min_cpu_wall_ratio: f64,
     /// Steal share of all CPU time during the run above this is disturbance.
     pub max_steal_frac: f64,
+    /// A thread preempted more often than this per second of window (and more than
+    /// twice in all) shared its CPU.
+    pub max_preemptions_per_s: f64,
 }
 
 impl Default for Gate {
@@ -21,6 +26,7 @@ impl Default for Gate {
         Gate {
             min_cpu_wall_ratio: 0.97,
             max_steal_frac: 0.01,
+            max_preemptions_per_s: 10.0,
         }
     }
 }
@@ -86,10 +92,19 @@ impl Gate {
         before: &Snapshot,
         after: &Snapshot,
         ratios: &[f64],
+        preempted: &[u64],
+        window_ns: u64,
         may_sleep: bool,
     ) -> Judgement {
         let mut extra = BTreeMap::new();
         let mut why = Vec::new();
+        if let Some((t, &most)) = preempted.iter().enumerate().max_by_key(|(_, &p)| p) {
+            extra.insert("preemptions_max".into(), most as f64);
+            let allowed = (self.max_preemptions_per_s * window_ns as f64 / 1e9).max(2.0);
+            if most as f64 > allowed {
+                why.push(format!("thread {t} was preempted {most} times"));
+            }
+        }
         let min_ratio = ratios.iter().copied().fold(f64::INFINITY, f64::min);
         if min_ratio.is_finite() {
             extra.insert("cpu_wall_ratio_min".into(), min_ratio);
@@ -157,7 +172,7 @@ mod tests {
             total: Some(2000),
             load1: None,
         };
-        let j = g.judge(&b, &a, &[0.99, 0.5], false);
+        let j = g.judge(&b, &a, &[0.99, 0.5], &[0, 0], 1_000_000_000, false);
         let why = j.disturbed.unwrap();
         assert!(
             why.contains("thread 1") && why.contains("steal 5.0%"),
@@ -168,6 +183,14 @@ mod tests {
             total: Some(2000),
             load1: None,
         };
-        assert!(g.judge(&b, &quiet, &[0.5, 0.5], true).disturbed.is_none());
+        assert!(g
+            .judge(&b, &quiet, &[0.5, 0.5], &[1, 2], 1_000_000_000, true)
+            .disturbed
+            .is_none());
+        let busy = g.judge(&b, &quiet, &[0.5, 0.5], &[0, 40], 1_000_000_000, true);
+        assert!(busy
+            .disturbed
+            .unwrap()
+            .contains("thread 1 was preempted 40 times"));
     }
 }

@@ -102,6 +102,7 @@ fn a_pinned_run_reports_a_noise_verdict() {
     );
     assert!(r.point.extra.contains_key("noise_attempts"));
     assert!(r.point.extra.contains_key("cpu_wall_ratio_min"));
+    assert!(r.point.extra.contains_key("preemptions_max"));
 }
 
 #[test]

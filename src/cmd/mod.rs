@@ -127,7 +127,10 @@ pub fn apply_timing(plan: &mut Plan, t: Timing) {
 /// job (the simulator's target speed); the workload's mean cycle gives the rate.
 pub fn estimate_secs(plan: &Plan, t: Timing, mode: Mode, jobs: usize) -> f64 {
     let per_rep_s = (t.duration_ns + t.warmup_ns) as f64 / 1e9;
-    let points = plan.points.iter().filter(|p| p.modes.is_empty() || p.modes.contains(&mode));
+    let points = plan
+        .points
+        .iter()
+        .filter(|p| p.modes.is_empty() || p.modes.contains(&mode));
     match mode {
         Mode::Native => points.count() as f64 * t.repetitions as f64 * (per_rep_s + 0.02),
         Mode::Sim => {

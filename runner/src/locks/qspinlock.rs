@@ -6,11 +6,15 @@
 //! exactly where the kernel places them (`pv_wait_head_or_lock`, `try_clear_tail`,
 //! `mcs_lock_handoff`).
 //!
-//! Differences from the kernel, forced by word-granular `Env` memory:
-//! - the tail is installed with a CAS loop (the kernel's generic `xchg_tail` for large
-//!   NR_CPUS) instead of a 16-bit `xchg`;
-//! - byte and half-word stores (release, set_locked, clear_pending_set_locked) are
-//!   RMWs on the whole word (`fetch_and`, `fetch_or`, `fetch_add`);
+//! The kernel's sub-word accesses (NR_CPUS < 16K, so `_Q_PENDING_BITS == 8`) are
+//! masked `Env` operations on the lock word: `xchg_tail` (a 16-bit `xchg` of the tail)
+//! is `swap_masked`, and the byte / half-word stores (release, `set_locked`,
+//! `clear_pending_set_locked`, `clear_pending`) are `store_masked`. The simulator
+//! prices each as the one RMW or one store the kernel issues; natively they are a CAS
+//! loop (or a `fetch_and` where the store only clears bits), because Rust has no
+//! mixed-size atomics on one location (see `Env::swap_masked`).
+//!
+//! Differences from the kernel:
 //! - the pending hand-over wait (`_Q_PENDING_LOOPS`) waits for the value to change
 //!   rather than counting 512 reads.
 //!
@@ -23,6 +27,7 @@ use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 pub(crate) const LOCKED: u64 = 1;
 pub(crate) const LOCKED_MASK: u64 = 0xff;
 pub(crate) const PENDING: u64 = 1 << 8;
+pub(crate) const PENDING_MASK: u64 = 0xff00;
 pub(crate) const LOCKED_PENDING_MASK: u64 = 0xffff;
 pub(crate) const TAIL_SHIFT: u32 = 16;
 pub(crate) const TAIL_MASK: u64 = !0xffff;
@@ -73,8 +78,8 @@ impl Qspinlock {
     }
 
     pub async fn release<E: Env>(&self, env: &E) {
-        // smp_store_release(&lock->locked, 0).
-        env.fetch_and(self.lock, !LOCKED_MASK, Release).await;
+        // smp_store_release(&lock->locked, 0): a byte store.
+        env.store_masked(self.lock, LOCKED_MASK, 0, Release).await;
     }
 
     /// `queued_spin_trylock`.
@@ -107,15 +112,16 @@ impl Qspinlock {
                     env.wait_until(self.lock, Acquire, |v| v & LOCKED_MASK == 0)
                         .await;
                 }
-                // clear_pending_set_locked: *,1,0 -> *,0,1 (pending bit set, locked
-                // byte zero, so adding LOCKED - PENDING is exact; words wrap).
-                env.fetch_add(self.lock, LOCKED.wrapping_sub(PENDING), Relaxed)
+                // clear_pending_set_locked: *,1,0 -> *,0,1, the kernel's 16-bit
+                // WRITE_ONCE(lock->locked_pending, _Q_LOCKED_VAL).
+                env.store_masked(self.lock, LOCKED_PENDING_MASK, LOCKED, Relaxed)
                     .await;
                 return;
             }
             // Contention appeared: undo our pending bit unless someone else owned it.
+            // clear_pending: WRITE_ONCE(lock->pending, 0).
             if val & PENDING == 0 {
-                env.fetch_and(self.lock, !PENDING, Relaxed).await;
+                env.store_masked(self.lock, PENDING_MASK, 0, Relaxed).await;
             }
         }
         self.queue(env).await;
@@ -134,16 +140,10 @@ impl Qspinlock {
         if self.try_acquire(env).await {
             return;
         }
-        // xchg_tail. Release: our node's initialisation is published with the tail
-        // (the kernel's smp_wmb); Acquire: we read the predecessor's node below.
-        let mut cur = env.load(self.lock, Relaxed).await;
-        let old = loop {
-            let new = (cur & LOCKED_PENDING_MASK) | tail;
-            match env.cas(self.lock, cur, new, AcqRel).await {
-                Ok(v) => break v,
-                Err(v) => cur = v,
-            }
-        };
+        // xchg_tail: a 16-bit xchg of the tail, leaving locked and pending alone.
+        // Release: our node's initialisation is published with the tail (the kernel's
+        // smp_wmb); Acquire: we read the predecessor's node below.
+        let old = env.swap_masked(self.lock, TAIL_MASK, tail, AcqRel).await;
         let mut next = 0;
         if old & TAIL_MASK != 0 {
             let prev = decode_tail(old);
@@ -178,8 +178,10 @@ impl Qspinlock {
                 return;
             }
         }
-        // Someone queued behind us: only set the locked byte (set_locked).
-        env.fetch_or(self.lock, LOCKED, Relaxed).await;
+        // Someone queued behind us: only set the locked byte (set_locked, a byte
+        // store; pending is clear and stays clear while the queue is non-empty).
+        env.store_masked(self.lock, LOCKED_MASK, LOCKED, Relaxed)
+            .await;
         if next == 0 {
             next = env
                 .wait_until(self.node(me, NEXT), Acquire, |v| v != 0)

@@ -40,8 +40,10 @@ pub fn register_fonts() {
 const W: u32 = 960;
 const H: u32 = 600;
 
-/// Okabe–Ito, distinguishable with the common colour-vision deficiencies.
-const COLORS: [RGBColor; 8] = [
+/// Okabe–Ito, distinguishable with the common colour-vision deficiencies, plus two
+/// darker hues: ten colours before any repeats. Beyond ten series the marker shape
+/// and the dash pattern change too ([`series_style`]), so no two series look alike.
+const COLORS: [RGBColor; 10] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
@@ -50,10 +52,44 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(86, 180, 233),
     RGBColor(120, 120, 120),
     RGBColor(0, 0, 0),
+    RGBColor(128, 0, 64),
+    RGBColor(102, 102, 0),
 ];
 
 fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
+}
+
+/// Marker shapes, changed every ten series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+/// How series `i` is drawn: colour, marker and dash (a dash pattern from the 11th
+/// series on).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SeriesStyle {
+    color: RGBColor,
+    marker: Marker,
+    dashed: bool,
+}
+
+fn series_style(i: usize) -> SeriesStyle {
+    let round = i / COLORS.len();
+    SeriesStyle {
+        color: color(i),
+        marker: [
+            Marker::Circle,
+            Marker::Triangle,
+            Marker::Square,
+            Marker::Cross,
+        ][round % 4],
+        dashed: round % 2 == 1,
+    }
 }
 
 /// A rendered figure.
@@ -248,29 +284,6 @@ fn log_ticks(width: f64) -> usize {
     }
 }
 
-/// The legend corner with the fewest data points under it (positions in 0..1).
-fn legend_corner(pts: impl Iterator<Item = (f64, f64)>) -> SeriesLabelPosition {
-    let mut n = [0usize; 4];
-    for (x, y) in pts {
-        if !(x.is_finite() && y.is_finite()) {
-            continue;
-        }
-        let (right, left, top, bottom) = (x > 0.55, x < 0.45, y > 0.6, y < 0.4);
-        n[0] += usize::from(right && top);
-        n[1] += usize::from(left && top);
-        n[2] += usize::from(right && bottom);
-        n[3] += usize::from(left && bottom);
-    }
-    let best = (0..4).min_by_key(|&i| (n[i], i)).unwrap_or(0);
-    [
-        SeriesLabelPosition::UpperRight,
-        SeriesLabelPosition::UpperLeft,
-        SeriesLabelPosition::LowerRight,
-        SeriesLabelPosition::LowerLeft,
-    ][best]
-        .clone()
-}
-
 fn axis_unit(plan: &Plan, axis: &str) -> Unit {
     match plan
         .axes
@@ -357,12 +370,159 @@ fn tx(v: f64, log: bool) -> f64 {
     }
 }
 
+/// What a legend entry shows beside its label.
+#[derive(Debug, Clone, Copy)]
+enum Key {
+    Line(SeriesStyle, bool),
+    Bar(RGBColor),
+}
+
+const LEGEND_FONT: u32 = 14;
+const LEGEND_ROW: i32 = 19;
+/// Characters per legend line; longer labels wrap at ", ".
+const LEGEND_CHARS: usize = 34;
+
+/// A legend label broken into lines of at most [`LEGEND_CHARS`] where it can be (at
+/// ", "), so no label is cut.
+fn wrap_label(label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split(", ") {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 2 + part.chars().count() <= LEGEND_CHARS => {
+                l.push_str(", ");
+                l.push_str(part);
+            }
+            Some(l) => {
+                l.push(',');
+                lines.push(part.to_string());
+            }
+            None => lines.push(part.to_string()),
+        }
+    }
+    lines
+}
+
+/// Width of the legend column beside the plot (0: no legend, a single unnamed
+/// series).
+fn legend_width(labels: &[String]) -> u32 {
+    if labels.is_empty() || (labels.len() == 1 && labels[0] == "all") {
+        return 0;
+    }
+    let chars = labels
+        .iter()
+        .flat_map(|l| wrap_label(l))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    // DejaVu Sans at 14 px: about 8 px per character; 44 px for the key.
+    (chars as u32 * 8 + 60).clamp(110, 340)
+}
+
+/// Height a legend of these labels needs, in pixels.
+fn legend_height(labels: &[String]) -> u32 {
+    let rows: usize = labels.iter().map(|l| wrap_label(l).len()).sum();
+    (rows as i32 * LEGEND_ROW + labels.len() as i32 * 4 + 40) as u32
+}
+
+/// Figure size: wide enough for the plot and its legend column, tall enough for
+/// every legend entry.
+fn fig_size(fig: &Fig) -> (u32, u32) {
+    let labels = legend_labels(fig);
+    (
+        W + legend_width(&labels),
+        H.max(legend_height(&labels) + 60),
+    )
+}
+
+fn legend_labels(fig: &Fig) -> Vec<String> {
+    match &fig.kind {
+        Kind::Line(l) => l.lines.iter().map(|x| x.name.clone()).collect(),
+        Kind::Bar(b) => b.groups.iter().map(|g| g.0.clone()).collect(),
+        Kind::Heat(_) => Vec::new(),
+    }
+}
+
+/// Draw a legend in its own column, so it never hides data.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(String, Key)],
+) -> DrawResult {
+    let (w, _) = area.dim_in_pixel();
+    if w == 0 || entries.is_empty() {
+        return Ok(());
+    }
+    let mut y = 30i32;
+    let font = ("sans-serif", LEGEND_FONT).into_font().color(&BLACK);
+    for (label, key) in entries {
+        let ky = y + LEGEND_ROW / 2 - 2;
+        match *key {
+            Key::Line(st, markers_only) => {
+                let c = st.color;
+                if !markers_only {
+                    if st.dashed {
+                        for x in [4, 16, 28] {
+                            area.draw(&PathElement::new(
+                                vec![(x, ky), (x + 8, ky)],
+                                c.stroke_width(2),
+                            ))
+                            .map_err(s)?;
+                        }
+                    } else {
+                        area.draw(&PathElement::new(
+                            vec![(4, ky), (36, ky)],
+                            c.stroke_width(2),
+                        ))
+                        .map_err(s)?;
+                    }
+                }
+                draw_marker_px(area, (20, ky), st)?;
+            }
+            Key::Bar(c) => {
+                area.draw(&Rectangle::new([(8, ky - 6), (30, ky + 6)], c.filled()))
+                    .map_err(s)?;
+            }
+        }
+        for line in wrap_label(label) {
+            area.draw(&Text::new(line, (44, y), font.clone()))
+                .map_err(s)?;
+            y += LEGEND_ROW;
+        }
+        y += 4;
+    }
+    Ok(())
+}
+
+fn draw_marker_px<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: (i32, i32),
+    st: SeriesStyle,
+) -> DrawResult {
+    let c = st.color;
+    match st.marker {
+        Marker::Circle => area.draw(&Circle::new(p, 4, c.filled())),
+        Marker::Triangle => area.draw(&TriangleMarker::new(p, 5, c.filled())),
+        Marker::Square => area.draw(&Rectangle::new(
+            [(p.0 - 4, p.1 - 4), (p.0 + 4, p.1 + 4)],
+            c.filled(),
+        )),
+        Marker::Cross => area.draw(&Cross::new(p, 4, c.stroke_width(2))),
+    }
+    .map_err(s)
+}
+
 fn draw_line<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     f: &LineFig,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(s)?;
+    let root = root
+        .margin(10, 0, 0, 0)
+        .titled(title, ("sans-serif", 22))
+        .map_err(s)?;
+    let labels: Vec<String> = f.lines.iter().map(|l| l.name.clone()).collect();
+    let (w, _) = root.dim_in_pixel();
+    let (plot, legend) = root.split_horizontally(w - legend_width(&labels));
     let xs = f.lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0));
     let ys = f
         .lines
@@ -373,8 +533,7 @@ fn draw_line<DB: DrawingBackend>(
         None => span(xs, f.log_x, false),
     };
     let (y0, y1) = span(ys, f.log_y, true);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(18)
         .x_label_area_size(56)
         .y_label_area_size(86)
@@ -421,14 +580,9 @@ fn draw_line<DB: DrawingBackend>(
         mesh.y_labels(log_ticks(y1 - y0));
     }
     mesh.draw().map_err(s)?;
-    let corner = legend_corner(f.lines.iter().flat_map(|l| {
-        l.pts.iter().flat_map(|p| {
-            let x = (tx(p.0, log_x) - x0) / (x1 - x0);
-            [p.1, p.2, p.3].map(|y| (x, (tx(y, log_y) - y0) / (y1 - y0)))
-        })
-    }));
     for (i, l) in f.lines.iter().enumerate() {
-        let c = color(i);
+        let st = series_style(i);
+        let c = st.color;
         let pts: Vec<(f64, f64)> = l
             .pts
             .iter()
@@ -436,15 +590,35 @@ fn draw_line<DB: DrawingBackend>(
             .map(|p| (tx(p.0, log_x), tx(p.1, log_y)))
             .collect();
         if !f.markers_only {
-            chart
-                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(s)?;
+            if st.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(pts.clone(), 9, 5, c.stroke_width(2)))
+                    .map_err(s)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                    .map_err(s)?;
+            }
         }
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
-            .map_err(s)?
-            .label(l.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3)));
+        match st.marker {
+            Marker::Circle => chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
+                .map(|_| ()),
+            Marker::Triangle => chart
+                .draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 5, c.filled())))
+                .map(|_| ()),
+            Marker::Square => {
+                chart
+                    .draw_series(pts.iter().map(|&p| {
+                        EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())
+                    }))
+                    .map(|_| ())
+            }
+            Marker::Cross => chart
+                .draw_series(pts.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2))))
+                .map(|_| ()),
+        }
+        .map_err(s)?;
         // Error bars: the 95 % interval.
         let cap = (x1 - x0) * 0.006;
         for p in &l.pts {
@@ -462,14 +636,15 @@ fn draw_line<DB: DrawingBackend>(
                 .map_err(s)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(corner)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(s)?;
+    let entries: Vec<(String, Key)> = f
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.name.clone(), Key::Line(series_style(i), f.markers_only)))
+        .collect();
+    if legend.dim_in_pixel().0 > 0 {
+        draw_legend(&legend, &entries)?;
+    }
     root.present().map_err(s)
 }
 
@@ -479,6 +654,13 @@ fn draw_bars<DB: DrawingBackend>(
     f: &BarFig,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(s)?;
+    let root = root
+        .margin(10, 0, 0, 0)
+        .titled(title, ("sans-serif", 22))
+        .map_err(s)?;
+    let labels: Vec<String> = f.groups.iter().map(|g| g.0.clone()).collect();
+    let (w, _) = root.dim_in_pixel();
+    let (plot, legend) = root.split_horizontally(w - legend_width(&labels));
     let ys = f
         .groups
         .iter()
@@ -486,8 +668,7 @@ fn draw_bars<DB: DrawingBackend>(
     let (y0, y1) = span(ys, f.log_y, true);
     let y0 = if f.log_y { y0 } else { y0.min(0.0) };
     let n = f.cats.len();
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(18)
         .x_label_area_size(56)
         .y_label_area_size(86)
@@ -506,14 +687,6 @@ fn draw_bars<DB: DrawingBackend>(
         }
     };
     let yfmt = move |v: &f64| fmt_tick(if log_y { 10f64.powf(*v) } else { *v }, Unit::Duration);
-    let corner = legend_corner(f.groups.iter().flat_map(|g| {
-        g.1.iter().enumerate().map(|(i, v)| {
-            (
-                (i as f64 + 0.5) / n.max(1) as f64,
-                (tx(v.0, log_y) - y0) / (y1 - y0),
-            )
-        })
-    }));
     chart
         .configure_mesh()
         .y_labels(if log_y { log_ticks(y1 - y0) } else { 10 })
@@ -530,7 +703,7 @@ fn draw_bars<DB: DrawingBackend>(
         .map_err(s)?;
     let k = f.groups.len().max(1) as f64;
     let width = 0.8 / k;
-    for (gi, (name, vals)) in f.groups.iter().enumerate() {
+    for (gi, (_, vals)) in f.groups.iter().enumerate() {
         let c = color(gi);
         let bars: Vec<Rectangle<(f64, f64)>> = vals
             .iter()
@@ -541,11 +714,7 @@ fn draw_bars<DB: DrawingBackend>(
                 Rectangle::new([(x, y0), (x + width * 0.92, tx(v.0, log_y))], c.filled())
             })
             .collect();
-        chart
-            .draw_series(bars)
-            .map_err(s)?
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.filled()));
+        chart.draw_series(bars).map_err(s)?;
         for (i, v) in vals.iter().enumerate() {
             if !(v.1.is_finite() && v.2.is_finite()) || v.1 == v.2 || (log_y && v.1 <= 0.0) {
                 continue;
@@ -559,14 +728,15 @@ fn draw_bars<DB: DrawingBackend>(
                 .map_err(s)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(corner)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(160, 160, 160))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(s)?;
+    let entries: Vec<(String, Key)> = f
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.0.clone(), Key::Bar(color(i))))
+        .collect();
+    if legend.dim_in_pixel().0 > 0 {
+        draw_legend(&legend, &entries)?;
+    }
     root.present().map_err(s)
 }
 
@@ -747,20 +917,21 @@ fn render(fig: &Fig, dir: &Path) -> Result<Figure> {
         plot: fig.name.clone(),
         message,
     };
+    let (w, h) = fig_size(fig);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
         draw_any(&root, fig).map_err(err)?;
     }
     let svg_path = dir.join(format!("{name}.svg"));
     util::write_atomic(&svg_path, svg.as_bytes())?;
     let png_path = dir.join(format!("{name}.png"));
-    let mut rgb = vec![0u8; (W * H * 3) as usize];
+    let mut rgb = vec![0u8; (w * h * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (W, H)).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
         draw_any(&root, fig).map_err(err)?;
     }
-    let png = encode_png(&rgb, W, H).map_err(err)?;
+    let png = encode_png(&rgb, w, h).map_err(err)?;
     util::write_atomic(&png_path, &png)?;
     Ok(Figure {
         name,
@@ -863,10 +1034,55 @@ fn series_name(p: &Point, keys: &[String]) -> String {
         .join(", ")
 }
 
+/// Series per figure before a default figure is split into small multiples.
 const MAX_SERIES: usize = 10;
+
+/// One figure of a set of small multiples: the values of the facet axes it shows
+/// (empty: the only figure) and its lines.
+#[derive(Debug, Clone)]
+struct Facet {
+    /// `workload=lock2`; empty when the figure is not split.
+    label: String,
+    fig: LineFig,
+    /// Thread counts of the points shown.
+    threads: BTreeSet<u32>,
+}
+
+/// Split `keys` (the series grouping) into facet keys and series keys: while some
+/// figure would hold more than [`MAX_SERIES`] series, the first key (in the plan's
+/// axis order) other than `lock` becomes a facet: one figure per value. Locks stay
+/// together, as they are what a figure compares.
+fn split_facets(rows: &[Row], keys: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut facet: Vec<String> = Vec::new();
+    let mut series: Vec<String> = keys.to_vec();
+    loop {
+        let mut per: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for r in rows {
+            per.entry(series_name(r.point, &facet))
+                .or_default()
+                .insert(series_name(r.point, &series));
+        }
+        let most = per.values().map(BTreeSet::len).max().unwrap_or(0);
+        if most <= MAX_SERIES {
+            break;
+        }
+        let Some(i) = series.iter().position(|k| k != "lock") else {
+            break;
+        };
+        facet.push(series.remove(i));
+    }
+    (facet, series)
+}
 
 /// Metric vs x (a sweep axis, `threads` or `lock`) from a point-level summary, one
 /// series per combination of `group` keys (default: every other varying axis).
+///
+/// Axes that vary among the selected points but are neither `x` nor in `group`
+/// split the figure into small multiples, one per value; so does a default grouping
+/// with more than [`MAX_SERIES`] series. No series is ever dropped.
+///
+/// `at_most_threads`: keep only the points with the most threads among those that
+/// share every other axis value (speedup vs threshold where it matters).
 #[allow(clippy::too_many_arguments)]
 fn metric_vs(
     plan: &Plan,
@@ -878,21 +1094,43 @@ fn metric_vs(
     mode: &str,
     log: (Option<bool>, Option<bool>),
     skip_lock: Option<&str>,
-) -> Result<Option<(LineFig, usize)>> {
+    at_most_threads: bool,
+) -> Result<Vec<Facet>> {
     let est: Vec<Estimate> = estimates(df, metric)?;
-    let rows: Vec<Row> = rows(plan, df)?
+    let mut rows: Vec<Row> = rows(plan, df)?
         .into_iter()
         .filter(|r| r.mode == mode && matches_select(r.point, mode, select) && !est[r.i].is_nan())
         .filter(|r| Some(r.point.lock.name.as_str()) != skip_lock)
         .filter(|r| key_value(r.point, x).is_some())
         .collect();
+    if at_most_threads && x != "threads" {
+        let pts: Vec<&Point> = rows.iter().map(|r| r.point).collect();
+        let others: Vec<String> = varying(plan, &pts, x)
+            .into_iter()
+            .filter(|k| k != "threads")
+            .collect();
+        let mut most: BTreeMap<String, u32> = BTreeMap::new();
+        for r in &rows {
+            let e = most.entry(series_name(r.point, &others)).or_insert(0);
+            *e = (*e).max(r.point.threads);
+        }
+        rows.retain(|r| most.get(&series_name(r.point, &others)) == Some(&r.point.threads));
+    }
     if rows.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     let pts: Vec<&Point> = rows.iter().map(|r| r.point).collect();
-    let keys: Vec<String> = match group {
-        Some(g) => g.to_vec(),
-        None => varying(plan, &pts, x),
+    let all_varying = varying(plan, &pts, x);
+    let (facet_keys, keys): (Vec<String>, Vec<String>) = match group {
+        Some(g) => (
+            all_varying
+                .iter()
+                .filter(|k| !g.contains(k))
+                .cloned()
+                .collect(),
+            g.to_vec(),
+        ),
+        None => split_facets(&rows, &all_varying),
     };
     let xv: Vec<Value> = rows.iter().filter_map(|r| key_value(r.point, x)).collect();
     let numeric = xv.iter().all(|v| v.as_f64().is_some());
@@ -905,9 +1143,21 @@ fn metric_vs(
         }
         seen
     });
-    let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
+    // facet label → (series name → points), both in first-seen order.
+    type Series = Vec<(String, Vec<(f64, f64, f64, f64)>)>;
+    let mut facets: Vec<(String, Series)> = Vec::new();
+    let mut threads: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
     for r in &rows {
+        let flabel = series_name(r.point, &facet_keys);
+        let flabel = if facet_keys.is_empty() {
+            String::new()
+        } else {
+            flabel
+        };
+        threads
+            .entry(flabel.clone())
+            .or_default()
+            .insert(r.point.threads);
         let name = series_name(r.point, &keys);
         let v = key_value(r.point, x).unwrap_or(Value::Int(0));
         let xf = match &cats {
@@ -915,48 +1165,94 @@ fn metric_vs(
             None => v.as_f64().unwrap_or(0.0),
         };
         let e = est[r.i];
-        if !order.contains(&name) {
-            order.push(name.clone());
-        }
-        series
-            .entry(name)
-            .or_default()
-            .push((xf, e.value, e.lo, e.hi));
+        let fi = match facets.iter().position(|f| f.0 == flabel) {
+            Some(i) => i,
+            None => {
+                facets.push((flabel, Vec::new()));
+                facets.len() - 1
+            }
+        };
+        let series = &mut facets[fi].1;
+        let si = match series.iter().position(|s| s.0 == name) {
+            Some(i) => i,
+            None => {
+                series.push((name, Vec::new()));
+                series.len() - 1
+            }
+        };
+        series[si].1.push((xf, e.value, e.lo, e.hi));
     }
-    let total = order.len();
-    let lines: Vec<Line> = order
-        .into_iter()
-        .take(MAX_SERIES)
-        .map(|name| {
-            let mut pts = series.remove(&name).unwrap_or_default();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Line { name, pts }
-        })
-        .collect();
-    let log_x = log.0.unwrap_or_else(|| {
-        cats.is_none() && wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)))
-    });
-    let log_y = log
-        .1
-        .unwrap_or_else(|| wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.1))));
-    Ok(Some((
-        LineFig {
-            x_label: if x == "lock" {
-                "lock".into()
-            } else {
-                axis_label(plan, x)
+    let mut out = Vec::new();
+    for (label, series) in facets {
+        let lines: Vec<Line> = series
+            .into_iter()
+            .map(|(name, mut pts)| {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Line { name, pts }
+            })
+            .collect();
+        let log_x = log.0.unwrap_or_else(|| {
+            cats.is_none() && wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)))
+        });
+        let log_y = log
+            .1
+            .unwrap_or_else(|| wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.1))));
+        out.push(Facet {
+            threads: threads.remove(&label).unwrap_or_default(),
+            label,
+            fig: LineFig {
+                x_label: if x == "lock" {
+                    "lock".into()
+                } else {
+                    axis_label(plan, x)
+                },
+                y_label: metric_label(metric),
+                x_unit: axis_unit(plan, x),
+                y_unit: unit_of_metric(metric),
+                lines,
+                log_x,
+                log_y,
+                x_cats: cats.clone(),
+                markers_only: false,
             },
-            y_label: metric_label(metric),
-            x_unit: axis_unit(plan, x),
-            y_unit: unit_of_metric(metric),
-            lines,
-            log_x,
-            log_y,
-            x_cats: cats,
-            markers_only: false,
-        },
-        total,
-    )))
+        });
+    }
+    Ok(out)
+}
+
+/// `throughput_vs_threads-sim`, or `throughput_vs_threads-workload-lock2-sim` for
+/// one figure of a set of small multiples.
+fn facet_name(stem: &str, facet: &str, mode: &str) -> String {
+    if facet.is_empty() {
+        format!("{stem}-{mode}")
+    } else {
+        format!("{stem}-{}-{mode}", slug(facet))
+    }
+}
+
+/// `workload=lock2, threshold=10ms` → `workload-lock2_threshold-10ms`.
+fn slug(label: &str) -> String {
+    label
+        .replace(", ", "_")
+        .replace('=', "-")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// ` (sim)` or `, workload=lock2 (sim)`.
+fn facet_suffix(facet: &str, mode: &str) -> String {
+    if facet.is_empty() {
+        format!(" ({mode})")
+    } else {
+        format!(", {facet} ({mode})")
+    }
 }
 
 /// The baseline lock named by the plan's claims or plots, if any.
@@ -978,6 +1274,48 @@ fn known_baseline(plan: &Plan) -> Option<String> {
                 ClaimKind::Trend { metric, .. } => metric.baseline.clone(),
             })
         })
+}
+
+/// What a per-point figure is about: its lock, then every other axis that varies
+/// among `pts` (`cna15, workload=lock2, threshold=10ms, threads=142`).
+fn point_label(p: &Point, pts: &[&Point]) -> String {
+    let mut keys = vec!["lock".to_string()];
+    keys.extend(varying_in(pts, &p.axes).into_iter().filter(|k| k != "lock"));
+    if !keys.iter().any(|k| k == "threads") {
+        keys.push("threads".into());
+    }
+    series_name(p, &keys)
+}
+
+/// Axes of `axes` (plus threads) whose value differs among `pts`, in sweep order.
+fn varying_in(pts: &[&Point], axes: &BTreeMap<String, Value>) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    let order: Vec<String> = pts
+        .first()
+        .map(|p| {
+            p.id.split(',')
+                .filter_map(|kv| kv.split('=').next())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    for k in order
+        .iter()
+        .chain(axes.keys())
+        .chain(["threads".to_string()].iter())
+    {
+        if keys.contains(k) {
+            continue;
+        }
+        let vals: BTreeSet<String> = pts
+            .iter()
+            .map(|q| key_value(q, k).map(|v| v.label()).unwrap_or_default())
+            .collect();
+        if vals.len() > 1 {
+            keys.push(k.clone());
+        }
+    }
+    keys
 }
 
 /// Points to show in per-thread, per-node, CDF and heat-map figures: per lock,
@@ -1018,6 +1356,21 @@ pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
         match r {
             Ok(fig) => figures.push(fig),
             Err(e) => warnings.push(e.to_string()),
+        }
+    }
+    // Figures of an earlier report that this one does not draw (renamed, or data
+    // since changed) would linger beside the new ones: remove them.
+    let keep: BTreeSet<PathBuf> = figures
+        .iter()
+        .flat_map(|f| [f.png_path.clone(), f.svg_path.clone()])
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let path = e.path();
+            let ext = path.extension().and_then(|x| x.to_str());
+            if matches!(ext, Some("png" | "svg")) && !keep.contains(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
     Ok(Rendered { figures, warnings })
@@ -1065,7 +1418,7 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
     for mode in &modes {
         // Throughput vs threads, one line per lock (and other axes).
         if threads_vary {
-            if let Some((f, total)) = metric_vs(
+            for facet in metric_vs(
                 plan,
                 &summary,
                 "throughput_ops_s",
@@ -1075,15 +1428,13 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
                 mode,
                 (None, None),
                 None,
+                false,
             )? {
                 figs.push(Fig {
-                    name: format!("throughput_vs_threads-{mode}"),
-                    title: format!("Throughput vs threads ({mode})"),
-                    caption: capped(
-                        "Median throughput over repetitions; bars: 95 % interval.",
-                        total,
-                    ),
-                    kind: Kind::Line(f),
+                    name: facet_name("throughput_vs_threads", &facet.label, mode),
+                    title: format!("Throughput vs threads{}", facet_suffix(&facet.label, mode)),
+                    caption: "Median throughput over repetitions; bars: 95 % interval.".into(),
+                    kind: Kind::Line(facet.fig),
                 });
             }
         }
@@ -1096,7 +1447,10 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
                     && !lock_cols.contains(&a.name)
                     && a.values.iter().all(|v| v.as_f64().is_some())
             }) {
-                if let Some((f, total)) = metric_vs(
+                // Against any axis but threads: at the most threads of each series,
+                // where the axis matters (one socket's points all sit at 1.0).
+                let most = a.name != "threads" && threads_vary;
+                for facet in metric_vs(
                     plan,
                     sp,
                     "speedup",
@@ -1106,12 +1460,29 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
                     mode,
                     (None, Some(false)),
                     Some(b),
+                    most,
                 )? {
+                    let at = match (most, facet.threads.len()) {
+                        (false, _) => String::new(),
+                        (true, 1) => format!(
+                            " at {} threads",
+                            facet.threads.iter().next().copied().unwrap_or(0)
+                        ),
+                        (true, _) => " at the most threads".to_string(),
+                    };
                     figs.push(Fig {
-                        name: format!("speedup_vs_{}-{mode}", a.name),
-                        title: format!("Speedup over {b} vs {} ({mode})", a.name),
-                        caption: capped(&format!("Throughput ÷ throughput of {b} at the same values of the other axes; bars: 95 % bootstrap interval."), total),
-                        kind: Kind::Line(f),
+                        name: facet_name(&format!("speedup_vs_{}", a.name), &facet.label, mode),
+                        title: format!(
+                            "Speedup over {b} vs {}{at}{}",
+                            a.name,
+                            facet_suffix(&facet.label, mode)
+                        ),
+                        caption: if most {
+                            format!("Throughput ÷ throughput of {b} at the same values of the other axes, at the largest thread count of each series; bars: 95 % bootstrap interval. Speedup vs threads shows every thread count.")
+                        } else {
+                            format!("Throughput ÷ throughput of {b} at the same values of the other axes; bars: 95 % bootstrap interval.")
+                        },
+                        kind: Kind::Line(facet.fig),
                     });
                 }
             }
@@ -1132,28 +1503,35 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
             }
         }
         let show = showcase(plan, &summary, mode, 4)?;
+        let in_mode: Vec<&Point> = rows(plan, &summary)?
+            .into_iter()
+            .filter(|r| r.mode == *mode)
+            .map(|r| r.point)
+            .collect();
         for p in &show {
             let point = &plan.points[*p as usize];
+            let label = point_label(point, &in_mode);
+            let file = slug(&label);
             if let Some(f) = thread_bars(&thread_sum, *p, mode)? {
                 figs.push(Fig {
-                    name: format!("wait_per_thread-p{p}-{mode}"),
-                    title: format!("Wait per thread: {} ({mode})", point.lock.name),
+                    name: format!("wait_per_thread-{file}-{mode}"),
+                    title: format!("Wait per thread: {label} ({mode})"),
                     caption: format!("Point {}: wait p50 / p99 / max per thread (CPU in brackets), medians over repetitions.", point.id),
                     kind: Kind::Bar(f),
                 });
             }
             if let Some(f) = node_bars(&node_sum, *p, mode)? {
                 figs.push(Fig {
-                    name: format!("wait_per_node-p{p}-{mode}"),
-                    title: format!("Wait per node: {} ({mode})", point.lock.name),
+                    name: format!("wait_per_node-{file}-{mode}"),
+                    title: format!("Wait per node: {label} ({mode})"),
                     caption: format!("Point {}: per node, p50 = median of its threads' p50, p99 and max = largest of its threads'.", point.id),
                     kind: Kind::Bar(f),
                 });
             }
             if let Some(f) = heat(&hand, *p, mode)? {
                 figs.push(Fig {
-                    name: format!("handoff_heatmap-p{p}-{mode}"),
-                    title: format!("Node-to-node wait p99: {} ({mode})", point.lock.name),
+                    name: format!("handoff_heatmap-{file}-{mode}"),
+                    title: format!("Node-to-node wait p99: {label} ({mode})"),
                     caption: format!("Point {}: the next holder's wait p99 by (previous holder's node, next holder's node); hand-off counts in brackets.", point.id),
                     kind: Kind::Heat(f),
                 });
@@ -1171,7 +1549,7 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
     // The plan's own plots.
     for (i, spec) in plan.plots.iter().enumerate() {
         for mode in &modes {
-            let kind = match spec_fig(
+            let kinds = match spec_fig(
                 results,
                 plan,
                 &summary,
@@ -1184,39 +1562,33 @@ fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
                 Ok(k) => k,
                 Err(e) => {
                     warnings.push(format!("plot {} ({mode}): {e}", i + 1));
-                    None
+                    Vec::new()
                 }
             };
-            if let Some(f) = kind {
+            for (facet, kind) in kinds {
+                let title = spec
+                    .title
+                    .clone()
+                    .unwrap_or_else(|| format!("{} vs {}", metric_label(&spec.metric), spec.x));
                 figs.push(Fig {
-                    name: format!("plot{}-{}-{mode}", i + 1, safe_name(&spec.metric)),
-                    title: spec
-                        .title
-                        .clone()
-                        .map(|t| format!("{t} ({mode})"))
-                        .unwrap_or_else(|| {
-                            format!("{} vs {} ({mode})", metric_label(&spec.metric), spec.x)
-                        }),
+                    name: facet_name(
+                        &format!("plot{}-{}", i + 1, safe_name(&spec.metric)),
+                        &facet,
+                        mode,
+                    ),
+                    title: format!("{title}{}", facet_suffix(&facet, mode)),
                     caption: format!(
                         "Plot {} of the experiment: {} against {}.",
                         i + 1,
                         spec.metric,
                         spec.x
                     ),
-                    kind: f,
+                    kind,
                 });
             }
         }
     }
     Ok((figs, warnings))
-}
-
-fn capped(caption: &str, total: usize) -> String {
-    if total > MAX_SERIES {
-        format!("{caption} Showing the first {MAX_SERIES} of {total} series.")
-    } else {
-        caption.to_string()
-    }
 }
 
 fn lock_axis_names(plan: &Plan) -> BTreeSet<String> {
@@ -1477,7 +1849,7 @@ fn spec_fig(
     handoffs: &DataFrame,
     spec: &PlotSpec,
     mode: &str,
-) -> Result<Option<Kind>> {
+) -> Result<Vec<(String, Kind)>> {
     let log = (Some(spec.log_x), Some(spec.log_y));
     let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
     if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
@@ -1530,32 +1902,34 @@ fn spec_fig(
                 .push((xs[r.i], e.value, e.lo, e.hi));
         }
         if series.is_empty() {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let lines: Vec<Line> = series
             .into_iter()
-            .take(MAX_SERIES)
             .map(|(name, mut pts)| {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 Line { name, pts }
             })
             .collect();
-        return Ok(Some(Kind::Line(LineFig {
-            x_label: spec.x.replace('_', " "),
-            y_label: metric_label(&spec.metric),
-            x_unit: Unit::Plain,
-            y_unit: unit_of_metric(&spec.metric),
-            lines,
-            log_x: spec.log_x,
-            log_y: spec.log_y,
-            x_cats: None,
-            markers_only: false,
-        })));
+        return Ok(vec![(
+            String::new(),
+            Kind::Line(LineFig {
+                x_label: spec.x.replace('_', " "),
+                y_label: metric_label(&spec.metric),
+                x_unit: Unit::Plain,
+                y_unit: unit_of_metric(&spec.metric),
+                lines,
+                log_x: spec.log_x,
+                log_y: spec.log_y,
+                x_cats: None,
+                markers_only: false,
+            }),
+        )]);
     }
     let df;
     let source = if spec.metric == "speedup" {
         let Some(b) = spec.baseline.clone().or_else(|| known_baseline(plan)) else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         df = pipeline::speedup(results, &b)?;
         &df
@@ -1587,8 +1961,11 @@ fn spec_fig(
         mode,
         log,
         skip,
+        false,
     )?
-    .map(|(f, _)| Kind::Line(f)))
+    .into_iter()
+    .map(|f| (f.label, Kind::Line(f.fig)))
+    .collect())
 }
 
 #[cfg(test)]
@@ -1606,6 +1983,26 @@ mod tests {
         assert_eq!(fmt_tick(-1e-17, Unit::Plain), "0");
         assert_eq!(fmt_tick(131_072.0, Unit::Size), "128KiB");
         assert_eq!(metric_label("wait_p99_ns"), "wait p99 (ns)");
+    }
+
+    #[test]
+    fn series_styles_do_not_repeat() {
+        let styles: Vec<SeriesStyle> = (0..40).map(series_style).collect();
+        let colours: BTreeSet<(u8, u8, u8)> = COLORS.iter().map(|c| (c.0, c.1, c.2)).collect();
+        assert!(colours.len() >= 10);
+        for (i, a) in styles.iter().enumerate() {
+            for b in &styles[i + 1..] {
+                assert!(a != b, "series {i} repeats a style");
+            }
+        }
+        assert_eq!(
+            wrap_label("workload=lock2, cna15, threshold=10ms, placement=will_it_scale"),
+            [
+                "workload=lock2, cna15,",
+                "threshold=10ms,",
+                "placement=will_it_scale"
+            ]
+        );
     }
 
     #[test]

@@ -223,3 +223,70 @@ fn report_leads_with_claims_and_inlines_svg() {
         assert!(f.exists());
     }
 }
+
+#[test]
+fn too_many_series_become_small_multiples_and_none_is_dropped() {
+    // lock × threshold × batch: 16 series against threads, more than one figure
+    // holds; each threshold gets its own figure and every series stays.
+    let mut plan = plan();
+    let base = std::mem::take(&mut plan.points);
+    for b in 0..4i64 {
+        for p in &base {
+            let mut q = p.clone();
+            q.index = plan.points.len();
+            q.id = format!("{},batch={b}", p.id);
+            q.axes.insert("batch".into(), Value::Int(b));
+            q.seed += 100 * b as u64;
+            plan.points.push(q);
+        }
+    }
+    plan.axes.push(Axis {
+        name: "batch".into(),
+        values: (0..4).map(Value::Int).collect(),
+        zip_group: None,
+    });
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let rendered = plots::render_all(&r, &dir.path().join("figs")).unwrap();
+    let tp: Vec<&plots::Figure> = rendered
+        .figures
+        .iter()
+        .filter(|f| f.name.starts_with("throughput_vs_threads"))
+        .collect();
+    let names: Vec<&str> = tp.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "throughput_vs_threads-threshold-10ms-sim",
+            "throughput_vs_threads-threshold-1ms-sim",
+            "throughput_vs_threads-threshold-100us-sim"
+        ]
+    );
+    for f in &tp {
+        assert!(f.title.contains("threshold="), "{}", f.title);
+        for b in 0..4 {
+            assert!(f.svg.contains(&format!("cna, batch={b}")), "{}", f.name);
+        }
+        assert_eq!(
+            f.svg.contains("stock, batch=0"),
+            f.name.contains("10ms"),
+            "{}",
+            f.name
+        );
+    }
+    // Per-point figures say which point they show, in their title and file name.
+    let per_point: Vec<&plots::Figure> = rendered
+        .figures
+        .iter()
+        .filter(|f| f.name.starts_with("wait_per_thread"))
+        .collect();
+    assert!(!per_point.is_empty());
+    for f in per_point {
+        assert!(
+            f.title.contains("threads=16") && f.title.contains("batch="),
+            "{}",
+            f.title
+        );
+        assert!(f.name.contains("threads-16"), "{}", f.name);
+    }
+}

@@ -243,7 +243,7 @@ fn si(v: f64) -> String {
 }
 
 /// `158us`, `1.58ms`, `10ms`: three significant digits in the largest unit.
-fn fmt_duration(v: f64) -> String {
+pub(crate) fn fmt_duration(v: f64) -> String {
     let (scale, unit) = [(1e9, "s"), (1e6, "ms"), (1e3, "us"), (1.0, "ns")]
         .into_iter()
         .find(|(sc, _)| v >= *sc)
@@ -1278,7 +1278,7 @@ fn known_baseline(plan: &Plan) -> Option<String> {
 
 /// What a per-point figure is about: its lock, then every other axis that varies
 /// among `pts` (`cna15, workload=lock2, threshold=10ms, threads=142`).
-fn point_label(p: &Point, pts: &[&Point]) -> String {
+pub(crate) fn point_label(p: &Point, pts: &[&Point]) -> String {
     let mut keys = vec!["lock".to_string()];
     keys.extend(varying_in(pts, &p.axes).into_iter().filter(|k| k != "lock"));
     if !keys.iter().any(|k| k == "threads") {

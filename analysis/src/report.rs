@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 pub const REPORT_DIR: &str = "report";
 
 /// Styles shared by the report and the comparison page.
-pub const CSS: &str = "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.7em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+pub const CSS: &str = "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1320px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.7em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}h3{font-size:1em;margin:1.2em 0 .3em}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}
 th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
 th{background:#f4f4f4}
@@ -29,8 +29,19 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .inconclusive{background:#fff0c2;color:#7a5600}.error{background:#f3d6f0;color:#6b1663}
 .skipped,.neutral{background:#eceff3;color:#444}.report{background:#dde9f7;color:#1d4f85}
 .detail{color:#555;font-size:.88em}
+table.claims{width:100%;table-layout:fixed}
+table.claims col.c-claim{width:40%}table.claims col.c-source{width:16%}table.claims col.c-where{width:12%}
+table.claims col.c-exp{width:11%}table.claims col.c-meas{width:11%}table.claims col.c-verdict{width:10%}
+table.claims td{overflow-wrap:break-word}table.claims td.verdict{white-space:normal}
+table.claims tr.group td{background:#f7f7f9;border-left:3px solid #99a;font-size:.9em}
+table.claims td.where code{font-size:.8em;white-space:nowrap}
+table.claims .id{font-weight:600}
+table.claims details summary{cursor:pointer;color:#555;font-size:.85em}
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555;font-size:.9em}
+.tables{display:flex;flex-wrap:wrap;gap:0 2em}
+.tables section{flex:0 1 auto}
+table.handoff td.local{background:#f2f7fc}
 .warning{color:#7a5600}
 code{background:#f4f4f4;padding:0 .2em}";
 
@@ -125,8 +136,13 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
                 )
             })
             .collect();
+        let in_mode: Vec<&locklab_dsl::plan::Point> = by
+            .keys()
+            .filter(|(m, _)| m == mode)
+            .filter_map(|(_, q)| plan.points.get(*q as usize))
+            .collect();
         tables.push(HandoffTable {
-            title: format!("{} ({mode})", point.id),
+            title: format!("{} ({mode})", plots::point_label(point, &in_mode)),
             nodes: nodes.into_iter().collect(),
             cells,
         });
@@ -376,16 +392,47 @@ fn html_report(
             "<p>{}. Verdicts are judged on 95&nbsp;% intervals: a claim whose interval straddles its bound is inconclusive.</p>\n",
             e(&counts(claims))
         ));
-        h.push_str("<table class=\"claims\"><tr><th>claim</th><th>source</th><th>where</th><th>expected</th><th>measured</th><th>verdict</th></tr>\n");
+        h.push_str("<table class=\"claims\"><colgroup><col class=\"c-claim\"><col class=\"c-source\"><col class=\"c-where\"><col class=\"c-exp\"><col class=\"c-meas\"><col class=\"c-verdict\"></colgroup>\n<tr><th>claim</th><th>source</th><th>where</th><th>expected</th><th>measured</th><th>verdict</th></tr>\n");
+        let mut group: Option<String> = None;
         for c in claims {
+            // Claims of one `expect [...] { }` block share their selector: show it once,
+            // as a header row, and the rest of each claim under it.
+            let (sel, rest) = split_selector(&c.text);
+            let sel = sel.map(str::to_string);
+            if sel.is_some() && sel != group {
+                h.push_str(&format!(
+                    "<tr class=\"group\"><td colspan=\"6\">for <code>{}</code></td></tr>\n",
+                    e(sel.as_deref().unwrap_or(""))
+                ));
+            }
+            group = sel.clone();
+            let text = if sel.is_some() { rest } else { c.text.as_str() };
+            let mode = c
+                .mode
+                .as_ref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            // A passing claim's detail is its arithmetic: folded away. Anything else
+            // says what went wrong: shown.
+            let detail = if c.verdict == Verdict::Pass {
+                format!(
+                    "<details><summary>how</summary><div class=\"detail\">{}</div></details>",
+                    e(&c.detail)
+                )
+            } else {
+                format!("<div class=\"detail\">{}</div>", e(&c.detail))
+            };
             h.push_str(&format!(
-                "<tr><td>{}<div class=\"detail\">{}</div></td><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"verdict {}\">{}</td></tr>\n",
-                e(&claim_name(c)),
-                e(&c.detail),
+                "<tr><td><span class=\"id\">{}</span> {}{}{}</td><td>{}</td><td class=\"where\"><code title=\"{}\">{}</code></td><td>{}</td><td class=\"num\">{}</td><td class=\"verdict {}\">{}</td></tr>\n",
+                e(&c.id),
+                e(text),
+                e(&mode),
+                detail,
                 e(c.source.as_deref().unwrap_or("")),
                 e(&c.location()),
+                e(&short_location(c)),
                 e(&c.expectation),
-                e(&c.measured_label()),
+                measured_html(&c.measured_label()),
                 c.verdict.as_str(),
                 e(&verdict_cell(c))
             ));
@@ -420,11 +467,12 @@ fn html_report(
     if tables.is_empty() {
         h.push_str("<p>No point has hand-offs between two or more nodes.</p>\n");
     } else {
-        h.push_str("<p>Rows: previous holder's node; columns: next holder's node. Each cell: the next holder's wait p99 / max (ns), and the hand-off count; medians over repetitions.</p>\n");
+        h.push_str("<p>Rows: previous holder's node; columns: next holder's node (shaded: the same node). Each cell: the next holder's wait p99 / max, and the hand-off count; medians over repetitions.</p>\n");
     }
+    h.push_str("<div class=\"tables\">\n");
     for t in tables {
         h.push_str(&format!(
-            "<h3>{}</h3><table><tr><th>from \\ to</th>",
+            "<section><h3>{}</h3><table class=\"handoff\"><tr><th>from \\ to</th>",
             e(&t.title)
         ));
         for n in &t.nodes {
@@ -434,11 +482,12 @@ fn html_report(
         for a in &t.nodes {
             h.push_str(&format!("<tr><th>node {a}</th>"));
             for b in &t.nodes {
+                let local = if a == b { " local" } else { "" };
                 match t.cells.get(&(*a, *b)) {
                     Some((p99, max, n)) => h.push_str(&format!(
-                        "<td class=\"num\">{} / {}<br><span class=\"detail\">{} hand-offs</span></td>",
-                        fmt_num(*p99),
-                        fmt_num(*max),
+                        "<td class=\"num{local}\">{} / {}<br><span class=\"detail\">{} hand-offs</span></td>",
+                        fmt_wait(*p99),
+                        fmt_wait(*max),
                         fmt_num(*n)
                     )),
                     None => h.push_str("<td>—</td>"),
@@ -446,8 +495,9 @@ fn html_report(
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</table>\n");
+        h.push_str("</table></section>\n");
     }
+    h.push_str("</div>\n");
     h.push_str("<h2 id=\"manifest\">Manifest</h2>\n<table>");
     for (k, v) in manifest_rows(r) {
         h.push_str(&format!("<tr><th>{}</th><td>{}</td></tr>", e(&k), e(&v)));
@@ -464,6 +514,63 @@ fn html_report(
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// `cna_threshold.lab:63`: the file name and line (the full path is the cell's
+/// tooltip and is in the Markdown report).
+fn short_location(c: &ClaimResult) -> String {
+    let file = c.file.rsplit('/').next().unwrap_or(&c.file);
+    format!("{file}:{}", c.line)
+}
+
+/// A wait in ns as a duration (`10.1ms`); `n/a` when not measured.
+fn fmt_wait(ns: f64) -> String {
+    if !ns.is_finite() {
+        return fmt_num(ns);
+    }
+    if ns < 1.0 {
+        return format!("{}ns", fmt_num(ns));
+    }
+    plots::fmt_duration(ns)
+}
+
+/// `[mode = sim, lock = cna15] speedup over stock in 1.7..2.7` → the selector of its
+/// `expect [...]` block and the rest; no selector: `None`.
+fn split_selector(text: &str) -> (Option<&str>, &str) {
+    if !text.starts_with('[') {
+        return (None, text);
+    }
+    let mut depth = 0usize;
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    let rest = text[i + 1..].trim_start();
+                    return if rest.is_empty() {
+                        (None, text)
+                    } else {
+                        (Some(&text[..=i]), rest)
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    (None, text)
+}
+
+/// `1.937 [1.853, 1.992]`: the value, and its interval on a second, quieter line.
+fn measured_html(label: &str) -> String {
+    match label.split_once(" [") {
+        Some((v, ci)) => format!(
+            "{}<br><span class=\"detail\">[{}</span>",
+            html_escape(v),
+            html_escape(ci)
+        ),
+        None => html_escape(label),
+    }
 }
 
 /// Drop an `<?xml ...?>` prolog so the SVG can sit inside HTML.
@@ -540,7 +647,7 @@ fn md_report(
     if tables.is_empty() {
         m.push_str("No point has hand-offs between two or more nodes.\n\n");
     } else {
-        m.push_str("Rows: previous holder's node; columns: next holder's node. Each cell: wait p99 / max (ns) and the hand-off count.\n\n");
+        m.push_str("Rows: previous holder's node; columns: next holder's node. Each cell: wait p99 / max and the hand-off count.\n\n");
     }
     for t in tables {
         m.push_str(&format!("### {}\n\n| from \\ to |", t.title));
@@ -554,8 +661,8 @@ fn md_report(
                 match t.cells.get(&(*a, *b)) {
                     Some((p99, max, n)) => m.push_str(&format!(
                         " {} / {} ({}) |",
-                        fmt_num(*p99),
-                        fmt_num(*max),
+                        fmt_wait(*p99),
+                        fmt_wait(*max),
                         fmt_num(*n)
                     )),
                     None => m.push_str(" — |"),
@@ -577,4 +684,30 @@ fn md_report(
         m.push_str(&format!("- {}\n", md_escape(w)));
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_of_one_block_share_their_selector() {
+        assert_eq!(
+            split_selector("[mode = sim, lock = cna15] speedup[threshold = 1ms] over stock >= 0.9"),
+            (
+                Some("[mode = sim, lock = cna15]"),
+                "speedup[threshold = 1ms] over stock >= 0.9"
+            )
+        );
+        assert_eq!(
+            split_selector("speedup[threads = 1] over stock in 0.95..1.05"),
+            (None, "speedup[threads = 1] over stock in 0.95..1.05")
+        );
+        assert_eq!(
+            measured_html("1.937 [1.853, 1.992]"),
+            "1.937<br><span class=\"detail\">[1.853, 1.992]</span>"
+        );
+        assert_eq!(fmt_wait(20_120_000.0), "20.1ms");
+        assert_eq!(fmt_wait(f64::NAN), "n/a");
+    }
 }

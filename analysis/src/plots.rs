@@ -10,6 +10,12 @@
 //!
 //! Which default figures appear depends on the data: no threshold-like axis, no
 //! speedup-vs-axis figure; one NUMA node, no node figures.
+//!
+//! No series is ever dropped. A default figure with more than ten series becomes
+//! small multiples, one figure per value of the first non-lock axis
+//! (`throughput_vs_threads-workload-lock2-sim`); past ten series in one figure the
+//! marker and dash change with the colour. Legends sit in a column beside the plot.
+//! Per-point figures are titled and named by the point's axis values.
 
 use crate::error::{Error, Result};
 use crate::pipeline::{self, estimates, f64_values, str_values};

@@ -1754,14 +1754,35 @@ fn metric_ref(
             return None;
         }
         if let (Some(b), Some(la)) = (&baseline, &cx.lock_axis) {
+            // A point shares with its baseline every axis along which the baseline
+            // itself varies; an axis on which the baseline has one value (a CNA
+            // threshold for qspinlock, run once) does not constrain the match. The
+            // analysis joins the same way.
+            let is_base = |q: &&Point| q.axes.get(la) == Some(&Value::Str(b.clone()));
+            let varying: Vec<&String> = cx
+                .points
+                .iter()
+                .filter(is_base)
+                .flat_map(|q| q.axes.keys())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .filter(|k| *k != la)
+                .filter(|k| {
+                    let mut vals = cx
+                        .points
+                        .iter()
+                        .filter(is_base)
+                        .filter_map(|q| q.axes.get(*k));
+                    let first = vals.next();
+                    vals.any(|v| Some(v) != first)
+                })
+                .collect();
             for p in &matched {
-                let mut want = p.axes.clone();
-                want.insert(la.clone(), Value::Str(b.clone()));
                 let modes: Vec<Mode> = p.modes.clone();
-                let found = cx
-                    .points
-                    .iter()
-                    .any(|q| q.axes == want && modes.iter().any(|m| q.modes.contains(m)));
+                let found = cx.points.iter().filter(is_base).any(|q| {
+                    varying.iter().all(|k| q.axes.get(*k) == p.axes.get(*k))
+                        && modes.iter().any(|m| q.modes.contains(m))
+                });
                 if !found {
                     ctx.err(
                         file,
@@ -1770,7 +1791,7 @@ fn metric_ref(
                     )
                     .set_label("baseline missing")
                     .help =
-                        Some("the baseline must run at the same values of every other axis".into());
+                        Some("the baseline must run at the same values of every axis along which it varies".into());
                     return None;
                 }
             }

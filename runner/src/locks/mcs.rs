@@ -1,6 +1,7 @@
 //! MCS queue lock (Mellor-Crummey & Scott): a `tail` word plus one node line per
 //! thread; each waiter spins on its own node, so a hand-off moves one line. FIFO.
 
+use super::LocalState;
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -14,13 +15,16 @@ pub struct Mcs {
     tail: Addr,
     /// First node line; thread t's node is line `nodes + t`.
     nodes: u32,
+    /// Index among the point's locks (for the arrival mark).
+    id: usize,
 }
 
 impl Mcs {
-    pub fn new(alloc: &mut LineAlloc, nthreads: usize) -> Self {
+    pub fn new(alloc: &mut LineAlloc, nthreads: usize, id: usize) -> Self {
         Mcs {
             tail: Addr::new(alloc.line(), 0),
             nodes: alloc.lines(nthreads as u32),
+            id,
         }
     }
 
@@ -28,7 +32,7 @@ impl Mcs {
         Addr::new(self.nodes + (ptr - 1) as u32, w)
     }
 
-    pub async fn acquire<E: Env>(&self, env: &E) {
+    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         let me = env.tid() as u64 + 1;
         env.store(self.node(me, NEXT), 0, Relaxed).await;
         env.store(self.node(me, LOCKED), 1, Relaxed).await;
@@ -36,6 +40,7 @@ impl Mcs {
         // links to us. Acquire: if the queue was empty we own the lock and must see the
         // last holder's writes (its Release CAS of the tail to 0).
         let prev = env.swap(self.tail, me, AcqRel).await;
+        local.arrive(env, self.id); // the doorway
         if prev != 0 {
             // Release: the predecessor reads `next` with Acquire before writing our
             // LOCKED word, which is then ordered after our initialisation.

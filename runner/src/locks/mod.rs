@@ -78,14 +78,29 @@ macro_rules! lock_without_local {
     )*};
 }
 
-lock_without_local!(
-    tas::Tas,
-    ttas::Ttas,
-    ticket::Ticket,
-    mcs::Mcs,
-    qspinlock::Qspinlock,
-    os::OsLock
-);
+lock_without_local!(tas::Tas, ttas::Ttas, qspinlock::Qspinlock, os::OsLock);
+
+/// `Lock` for a FIFO lock whose `acquire` marks the doorway in `LocalState`.
+macro_rules! fifo_lock {
+    ($($t:ty),*) => {$(
+        impl Lock for $t {
+            async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+                <$t>::acquire(self, env, local).await
+            }
+            async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
+                <$t>::release(self, env).await
+            }
+            async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+                <$t>::try_acquire(self, env).await
+            }
+            async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+                <$t>::is_contended(self, env).await
+            }
+        }
+    )*};
+}
+
+fifo_lock!(ticket::Ticket, mcs::Mcs);
 
 impl Lock for clh::Clh {
     async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
@@ -126,6 +141,8 @@ impl Lock for AnyLock {
 pub struct LocalState {
     tid: usize,
     slots: Vec<u64>,
+    /// Per lock: its grant count when this thread last arrived (for `bypass`).
+    arrivals: Vec<u64>,
 }
 
 impl LocalState {
@@ -134,7 +151,25 @@ impl LocalState {
         LocalState {
             tid,
             slots: vec![0; nlocks],
+            arrivals: vec![0; nlocks],
         }
+    }
+
+    /// Marks this thread's arrival at `lock`: remembers its grant count. Workloads
+    /// call it before `acquire`; a FIFO lock calls it again right after its doorway
+    /// (the ticket fetch-add, the tail swap), because FIFO order is defined from the
+    /// doorway: a thread preempted between arriving and its doorway is not overtaken
+    /// by the threads that entered the queue first, it simply entered later.
+    pub fn arrive<E: Env>(&mut self, env: &E, lock: usize) {
+        if self.arrivals.len() <= lock {
+            self.arrivals.resize(lock + 1, 0);
+        }
+        self.arrivals[lock] = env.grants(lock);
+    }
+
+    /// The grant count of `lock` remembered by the last `arrive` at it.
+    pub fn arrival(&self, lock: usize) -> u64 {
+        self.arrivals.get(lock).copied().unwrap_or(0)
     }
 
     pub fn tid(&self) -> usize {
@@ -175,8 +210,8 @@ impl AnyLock {
         match algo {
             LockAlgo::Tas => AnyLock::Tas(tas::Tas::new(alloc)),
             LockAlgo::Ttas { backoff } => AnyLock::Ttas(ttas::Ttas::new(alloc, backoff.clone())),
-            LockAlgo::Ticket => AnyLock::Ticket(ticket::Ticket::new(alloc)),
-            LockAlgo::Mcs => AnyLock::Mcs(mcs::Mcs::new(alloc, nthreads)),
+            LockAlgo::Ticket => AnyLock::Ticket(ticket::Ticket::new(alloc, id)),
+            LockAlgo::Mcs => AnyLock::Mcs(mcs::Mcs::new(alloc, nthreads, id)),
             LockAlgo::Clh => AnyLock::Clh(clh::Clh::new(alloc, nthreads, id)),
             LockAlgo::Qspinlock => {
                 AnyLock::Qspinlock(qspinlock::Qspinlock::new(alloc, nthreads, None))
@@ -208,8 +243,8 @@ impl AnyLock {
         match self {
             AnyLock::Tas(l) => l.acquire(env).await,
             AnyLock::Ttas(l) => l.acquire(env).await,
-            AnyLock::Ticket(l) => l.acquire(env).await,
-            AnyLock::Mcs(l) => l.acquire(env).await,
+            AnyLock::Ticket(l) => l.acquire(env, local).await,
+            AnyLock::Mcs(l) => l.acquire(env, local).await,
             AnyLock::Clh(l) => l.acquire(env, local).await,
             AnyLock::Qspinlock(l) => l.acquire(env).await,
             AnyLock::Os(l) => l.acquire(env).await,

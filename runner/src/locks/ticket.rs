@@ -2,6 +2,7 @@
 //! packs head and tail in one word); a waiter takes a ticket with one fetch-add and
 //! spins reading `owner`, so every release is seen by every waiter. FIFO.
 
+use super::LocalState;
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -11,21 +12,25 @@ pub struct Ticket {
     next: Addr,
     /// Ticket now served. Words are 64-bit: they never wrap in a run.
     owner: Addr,
+    /// Index among the point's locks (for the arrival mark).
+    id: usize,
 }
 
 impl Ticket {
-    pub fn new(alloc: &mut LineAlloc) -> Self {
+    pub fn new(alloc: &mut LineAlloc, id: usize) -> Self {
         let l = alloc.line();
         Ticket {
             next: Addr::new(l, 0),
             owner: Addr::new(l, 1),
+            id,
         }
     }
 
-    pub async fn acquire<E: Env>(&self, env: &E) {
+    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         // The ticket itself orders nothing; the Acquire wait on `owner` pairs with the
         // previous holder's Release store.
         let me = env.fetch_add(self.next, 1, Relaxed).await;
+        local.arrive(env, self.id); // the doorway
         env.wait_until(self.owner, Acquire, |v| v == me).await;
     }
 

@@ -76,8 +76,9 @@ pub async fn run<E: Env, L: Lock>(
             break;
         }
         let (class, items) = pick(mix, &class_of, total, env);
-        let arrival = env.grants(0);
+        local.arrive(env, 0);
         lock.acquire(env, local).await;
+        let arrival = local.arrival(0);
         let t1 = env.now();
         let (before, from) = env.note_grant(0);
         let mut wait = t1 - t0;

@@ -118,8 +118,9 @@ pub async fn run<E: Env, L: Lock>(
                 own_lock.release(env, local).await;
                 break 'outer;
             }
-            let arrival = env.grants(other);
+            local.arrive(env, other);
             let retaken = double_lock_balance(p.policy, locks.locks, env, local, own, other).await;
+            let arrival = local.arrival(other);
             let t1 = env.now();
             let (before, from) = env.note_grant(other);
             if retaken {
@@ -168,6 +169,16 @@ mod tests {
     /// meanwhile CPU 1 takes rq[1] and calls `double_lock_balance(rq1, rq0)`. Then
     /// CPU 0 calls `double_lock_balance(rq0, rq1)`. Returns the virtual times at which
     /// each CPU held both locks.
+    /// Ticket locks numbered 0, 1, ... as the per-CPU locks of a point are.
+    fn ticket_per_cpu() -> impl Fn(&mut LineAlloc) -> Ticket {
+        let next = Cell::new(0);
+        move |a| {
+            let id = next.get();
+            next.set(id + 1);
+            Ticket::new(a, id)
+        }
+    }
+
     fn race<L: Lock>(policy: DoubleLockPolicy, new: impl Fn(&mut LineAlloc) -> L) -> [u64; 2] {
         let m = spec(1, 2, 1, 10, 50, 130);
         let sl = slots(&m, PlacementKind::Compact, 2);
@@ -210,7 +221,7 @@ mod tests {
     fn old_logic_lets_the_lower_cpu_win_although_it_came_second() {
         // CPU 1 dropped rq[1] and queued on rq[0]; CPU 0 then finds rq[1] free, takes
         // it without waiting, and CPU 1 waits for all of CPU 0's critical section.
-        let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, Ticket::new);
+        let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, ticket_per_cpu());
         assert!(cpu0 < cpu1, "ticket: cpu0 {cpu0} cpu1 {cpu1}");
         let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, Tas::new);
         assert!(cpu0 < cpu1, "tas: cpu0 {cpu0} cpu1 {cpu1}");
@@ -220,7 +231,7 @@ mod tests {
     fn fair_logic_serves_the_double_locks_in_arrival_order_with_a_ticket_lock() {
         // CPU 0 drops rq[0] first; CPU 1, queued on rq[0] since earlier, gets it and
         // finishes first; CPU 0 queues behind it.
-        let [cpu0, cpu1] = race(DoubleLockPolicy::Fair, Ticket::new);
+        let [cpu0, cpu1] = race(DoubleLockPolicy::Fair, ticket_per_cpu());
         assert!(cpu1 < cpu0, "cpu0 {cpu0} cpu1 {cpu1}");
     }
 

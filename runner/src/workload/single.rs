@@ -24,7 +24,7 @@ pub async fn run<E: Env, L: Lock>(
         if t0 >= end_ns {
             break;
         }
-        let arrival = env.grants(0);
+        local.arrive(env, 0);
         lock.acquire(env, local).await;
         let t1 = env.now();
         let (before, from) = env.note_grant(0);
@@ -32,7 +32,13 @@ pub async fn run<E: Env, L: Lock>(
         env.work(sample(critical, env)).await;
         let t2 = env.now();
         lock.release(env, local).await;
-        stats.record_acquire(0, t1, t1 - t0, before.saturating_sub(arrival), from);
+        stats.record_acquire(
+            0,
+            t1,
+            t1 - t0,
+            before.saturating_sub(local.arrival(0)),
+            from,
+        );
         stats.record_hold(0, t1, t2 - t1);
         if window.contains(t1) {
             ops += 1;

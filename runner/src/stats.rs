@@ -141,9 +141,8 @@ impl ThreadStats {
             *n += 1;
             h.saturating_record(wait_ns.max(1));
         }
-        if self.fairness_window_ns > 0 {
-            let w = ((granted_ns - self.window.start_ns) / self.fairness_window_ns) as usize;
-            if let Some(slot) = self.window_counts.get_mut(w) {
+        if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
+            if let Some(slot) = self.window_counts.get_mut(w as usize) {
                 *slot += 1;
             }
         }

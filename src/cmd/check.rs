@@ -1,7 +1,6 @@
 //! `locklab check FILE...`
 
 use crate::exit::{self, Result};
-use locklab_dsl::{FsLoader, LoadOptions};
 use std::path::PathBuf;
 
 pub fn run(files: &[PathBuf], set: &[String]) -> Result<i32> {
@@ -10,14 +9,7 @@ pub fn run(files: &[PathBuf], set: &[String]) -> Result<i32> {
     let mut failed = 0usize;
     for file in files {
         let path = file.to_string_lossy().to_string();
-        let checked = locklab_dsl::load(
-            &path,
-            &FsLoader,
-            &LoadOptions {
-                overrides: overrides.clone(),
-                ..Default::default()
-            },
-        );
+        let checked = super::load_checked(file, &overrides);
         if !checked.diagnostics.is_empty() {
             eprint!(
                 "{}",

@@ -37,25 +37,32 @@ pub const EMBEDDED_QUICKSTART: (&str, &str) = (
     include_str!("../../experiments/quickstart.lab"),
 );
 
+/// Load and check a file (the built-in quick start by its pseudo path).
+pub fn load_checked(file: &Path, overrides: &[(String, String)]) -> locklab_dsl::Checked {
+    let path = file.to_string_lossy().to_string();
+    let opts = LoadOptions {
+        overrides: overrides.to_vec(),
+    };
+    if path == EMBEDDED_QUICKSTART.0 {
+        let files = [(
+            EMBEDDED_QUICKSTART.0.to_string(),
+            EMBEDDED_QUICKSTART.1.to_string(),
+        )];
+        locklab_dsl::load(
+            &path,
+            &locklab_dsl::MemLoader(files.into_iter().collect()),
+            &opts,
+        )
+    } else {
+        locklab_dsl::load(&path, &FsLoader, &opts)
+    }
+}
+
 /// Load and check an experiment; diagnostics go to stderr. `Ok(None)` for a library
 /// file (no experiment block).
 pub fn load_plan(file: &Path, overrides: &[(String, String)]) -> Result<Option<Plan>> {
     let path = file.to_string_lossy().to_string();
-    let opts = LoadOptions {
-        overrides: overrides.to_vec(),
-        ..Default::default()
-    };
-    let checked = if path == EMBEDDED_QUICKSTART.0 {
-        let files = [(
-            EMBEDDED_QUICKSTART.0.to_string(),
-            EMBEDDED_QUICKSTART.1.to_string(),
-        )]
-        .into_iter()
-        .collect();
-        locklab_dsl::load(&path, &locklab_dsl::MemLoader(files), &opts)
-    } else {
-        locklab_dsl::load(&path, &FsLoader, &opts)
-    };
+    let checked = load_checked(file, overrides);
     if !checked.diagnostics.is_empty() {
         eprint!(
             "{}",

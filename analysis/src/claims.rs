@@ -132,15 +132,7 @@ fn err<T>(msg: impl Into<String>) -> Res<T> {
 }
 
 /// Result dimensions a selector may name besides the sweep axes.
-const ROW_DIMS: &[&str] = &[
-    "thread",
-    "cpu",
-    "node",
-    "class",
-    "from_node",
-    "to_node",
-    "remote",
-];
+const ROW_DIMS: &[&str] = locklab_dsl::ROW_DIMENSIONS;
 const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
 const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
 const POINT_KEYS: &[&str] = &[

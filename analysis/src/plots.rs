@@ -1809,15 +1809,7 @@ fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String {
     series_name(p, &[key.to_string()])
 }
 
-const ROW_DIMS: &[&str] = &[
-    "thread",
-    "cpu",
-    "node",
-    "class",
-    "from_node",
-    "to_node",
-    "remote",
-];
+const ROW_DIMS: &[&str] = locklab_dsl::ROW_DIMENSIONS;
 
 /// Rows of a row-level summary that satisfy the row dimensions of `select`.
 fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {

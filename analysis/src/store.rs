@@ -384,6 +384,43 @@ fn assemble(what: &str, n: usize, cols: Vec<Column>, axis_cols: &[String]) -> Re
     DataFrame::new(n, cols).map_err(Error::polars(format!("build the {what} table")))
 }
 
+/// The columns a row-level table (threads, hand-offs) starts with: the identity of the
+/// row's point, mode and repetition, then its point's axis values. Returns the
+/// columns and the names of the axis columns.
+fn row_identity(
+    plan: &Plan,
+    axes: &[AxisColumn],
+    rows: &[(&PointRecord, Mode, u32)],
+) -> Result<(Vec<Column>, Vec<String>)> {
+    let n = rows.len();
+    let idx: Vec<u32> = rows.iter().map(|(p, ..)| p.point).collect();
+    let mut cols = vec![
+        c("schema_version", vec![RESULTS_SCHEMA_VERSION; n]),
+        c("point", idx.clone()),
+        c(
+            "point_id",
+            rows.iter()
+                .map(|(p, ..)| p.point_id.as_str())
+                .collect::<Vec<_>>(),
+        ),
+        c(
+            "mode",
+            rows.iter().map(|(_, m, _)| m.as_str()).collect::<Vec<_>>(),
+        ),
+        c("rep", rows.iter().map(|(.., r)| *r).collect::<Vec<_>>()),
+        c(
+            "lock",
+            rows.iter()
+                .map(|(p, ..)| p.lock.as_str())
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    let axis = axis_value_columns(plan, axes, &idx, |n| IDENTITY.contains(&n))?;
+    let names = axis.iter().map(|c| c.name().to_string()).collect();
+    cols.extend(axis);
+    Ok((cols, names))
+}
+
 /// Axis columns for rows whose point index is given by `points`.
 fn axis_value_columns(
     plan: &Plan,
@@ -532,29 +569,8 @@ impl Tables {
             .flat_map(|r| r.threads.iter().map(move |t| (&r.point, t)))
             .collect();
         let n = ts.len();
-        let idx: Vec<u32> = ts.iter().map(|(_, t)| t.point).collect();
-        let mut cols = vec![
-            c("schema_version", vec![RESULTS_SCHEMA_VERSION; n]),
-            c("point", idx.clone()),
-            c(
-                "point_id",
-                ts.iter()
-                    .map(|(p, _)| p.point_id.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            c(
-                "mode",
-                ts.iter().map(|(_, t)| mode(t.mode)).collect::<Vec<_>>(),
-            ),
-            c("rep", ts.iter().map(|(_, t)| t.rep).collect::<Vec<_>>()),
-            c(
-                "lock",
-                ts.iter().map(|(p, _)| p.lock.as_str()).collect::<Vec<_>>(),
-            ),
-        ];
-        let axis_t = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
-        let axis_names: Vec<String> = axis_t.iter().map(|c| c.name().to_string()).collect();
-        cols.extend(axis_t);
+        let ids: Vec<_> = ts.iter().map(|(p, t)| (*p, t.mode, t.rep)).collect();
+        let (mut cols, axis_names) = row_identity(plan, &axes, &ids)?;
         cols.extend([
             c(
                 "thread",
@@ -585,29 +601,8 @@ impl Tables {
             .flat_map(|r| r.handoffs.iter().map(move |h| (&r.point, h)))
             .collect();
         let n = hs.len();
-        let idx: Vec<u32> = hs.iter().map(|(_, h)| h.point).collect();
-        let mut cols = vec![
-            c("schema_version", vec![RESULTS_SCHEMA_VERSION; n]),
-            c("point", idx.clone()),
-            c(
-                "point_id",
-                hs.iter()
-                    .map(|(p, _)| p.point_id.as_str())
-                    .collect::<Vec<_>>(),
-            ),
-            c(
-                "mode",
-                hs.iter().map(|(_, h)| mode(h.mode)).collect::<Vec<_>>(),
-            ),
-            c("rep", hs.iter().map(|(_, h)| h.rep).collect::<Vec<_>>()),
-            c(
-                "lock",
-                hs.iter().map(|(p, _)| p.lock.as_str()).collect::<Vec<_>>(),
-            ),
-        ];
-        let axis_h = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
-        let axis_names: Vec<String> = axis_h.iter().map(|c| c.name().to_string()).collect();
-        cols.extend(axis_h);
+        let ids: Vec<_> = hs.iter().map(|(p, h)| (*p, h.mode, h.rep)).collect();
+        let (mut cols, axis_names) = row_identity(plan, &axes, &ids)?;
         cols.extend([
             c(
                 "from_node",

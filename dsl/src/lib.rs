@@ -73,6 +73,13 @@ pub const DIMENSIONS: &[&str] = &[
     "remote",
 ];
 
+/// The dimensions that select rows of the thread and hand-off tables (every
+/// dimension but `mode`, which every table has).
+pub const ROW_DIMENSIONS: &[&str] = {
+    let (_, rows) = DIMENSIONS.split_at(1);
+    rows
+};
+
 /// Reads a file whose path is already resolved (relative to the including file).
 pub trait Loader {
     fn read(&self, path: &str) -> Result<String, String>;

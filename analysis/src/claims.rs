@@ -993,10 +993,14 @@ fn crate_units_duration(ns: f64) -> String {
 }
 
 fn band_label(lo: f64, hi: f64) -> String {
+    band_label_with(lo, hi, fmt_num)
+}
+
+fn band_label_with(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     match (lo.is_finite(), hi.is_finite()) {
-        (true, true) => format!("in [{}, {}]", fmt_num(lo), fmt_num(hi)),
-        (true, false) => format!("≥ {}", fmt_num(lo)),
-        (false, true) => format!("≤ {}", fmt_num(hi)),
+        (true, true) => format!("in [{}, {}]", f(lo), f(hi)),
+        (true, false) => format!("≥ {}", f(lo)),
+        (false, true) => format!("≤ {}", f(hi)),
         (false, false) => "any value".into(),
     }
 }
@@ -1097,10 +1101,21 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
                 _ => stats::bootstrap(&src.sets, seed, |m| vec![eval(&node, m)])[0],
             };
             let (verdict, why) = band_verdict(&est, *lo, *hi);
+            // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
+            let is_ns = matches!(expr, CExpr::Metric(m) if m.metric.ends_with("_ns"));
+            let (expectation, measured_text) = if is_ns && est.value.is_finite() {
+                let d = crate::plots::fmt_duration;
+                (
+                    band_label_with(*lo, *hi, d),
+                    format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi)),
+                )
+            } else {
+                (band_label(*lo, *hi), String::new())
+            };
             Ok(Outcome {
-                expectation: band_label(*lo, *hi),
+                expectation,
                 measured: Some(est),
-                measured_text: String::new(),
+                measured_text,
                 verdict,
                 detail: format!("{} = {}: {why}", expr_label(expr), est.label()),
                 terms: term_estimates(&terms, &src, seed),

@@ -11,6 +11,10 @@
 //! judges each repetition from per-thread CPU/wall ratios and steal time, repeats a
 //! disturbed one up to `NativeOptions::noise_retries` times, then flags it.
 //!
+//! Wake-up placement points (`Workload::Wakeup`) run a calibration instead
+//! ([`wakeup`]): wake-up latency same-CPU vs cross-CPU and cache refill after a
+//! migration.
+//!
 //! Nothing here prints: progress goes to the caller's callback.
 
 pub mod arena;
@@ -19,6 +23,7 @@ pub mod calibrate;
 pub mod env;
 pub mod noise;
 pub mod pin;
+pub mod wakeup;
 
 pub use arena::Arena;
 pub use calibrate::{work_loop, WorkLoop};
@@ -93,13 +98,28 @@ pub fn run_point_with_progress(
     progress: &dyn Fn(f64),
 ) -> RunRecord {
     let mut ctx = context(point, rep);
-    if let Some(reason) = workload::native_skip_reason(&point.workload) {
-        return stats::skipped(&ctx, point.threads, reason);
+    // Wake-up placement runs natively as a calibration of its own (`wakeup`).
+    if !matches!(point.workload, Workload::Wakeup(_)) {
+        if let Some(reason) = workload::native_skip_reason(&point.workload) {
+            return stats::skipped(&ctx, point.threads, reason);
+        }
     }
     let map = match &opts.cpu_map {
         Some(m) => m.clone(),
         None => crate::host::cpu_map(),
     };
+    if let Workload::Wakeup(spec) = &point.workload {
+        return wakeup::run_point(
+            point,
+            spec,
+            ctx,
+            duration_ns,
+            warmup_ns,
+            opts,
+            &map,
+            progress,
+        );
+    }
     let slots = match place(&point.placement, &map, point.threads) {
         Ok(s) => s,
         Err(e) => return stats::skipped(&ctx, point.threads, e),

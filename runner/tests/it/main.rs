@@ -17,6 +17,8 @@ mod loom;
 #[cfg(not(loom))]
 mod native_run;
 #[cfg(not(loom))]
+mod native_wakeup;
+#[cfg(not(loom))]
 mod step;
 #[cfg(not(loom))]
 mod stress;

@@ -11,7 +11,11 @@
 //!
 //! Determinism: one binary heap ordered by (time, sequence number), the sequence
 //! number breaking ties in the order events were scheduled. Nothing depends on
-//! hashing, addresses, or wall-clock time. The hot path allocates nothing.
+//! hashing, addresses, or wall-clock time. The hot path allocates nothing. When the
+//! resume event a thread would schedule would also be the next one popped (strictly
+//! earlier than every queued event), the thread continues at once instead: same clock,
+//! same counters, same sequence numbers, without the round trip through the heap and
+//! the re-poll of its future.
 
 use super::coherence::{Fabric, Kind, Memory, NONE};
 use super::rng::SplitMix64;
@@ -100,6 +104,8 @@ pub(crate) struct Core {
     pub(crate) mem: Memory,
     slots: Vec<Slot>,
     pause_ns: u64,
+    /// The stop time of the run in progress: no event at or after it runs.
+    stop: u64,
     pub(crate) counters: Counters,
 }
 
@@ -112,6 +118,42 @@ impl Core {
         let key = ((time as u128) << 64) | ((self.seq as u128) << TID_BITS) | tid as u128;
         self.seq += 1;
         self.heap.push(Reverse(key));
+    }
+
+    /// Would an event for `time`, scheduled now, be the next one to run? It would get
+    /// the largest sequence number so far, so it must be strictly earlier than every
+    /// queued event (and before the stop time).
+    #[inline]
+    fn next_to_run(&self, time: u64) -> bool {
+        time < self.stop
+            && match self.heap.peek() {
+                Some(&Reverse(key)) => ((key >> 64) as u64) > time,
+                None => true,
+            }
+    }
+
+    /// Resume the thread being polled at `time` without going through the queue:
+    /// exactly what scheduling its resume event and popping it next would do (the
+    /// event's sequence number is consumed so later ties order as before).
+    #[inline]
+    fn fast_forward(&mut self, time: u64) {
+        self.seq += 1;
+        self.now = time;
+        self.counters.events += 1;
+        self.counters.polls += 1;
+    }
+
+    /// The resume of the thread being polled at `time`: at once if it would be the
+    /// next event anyway, else through the queue. True if it continues now.
+    #[inline]
+    fn resume_at(&mut self, time: u64, tid: u32) -> bool {
+        if self.next_to_run(time) {
+            self.fast_forward(time);
+            true
+        } else {
+            self.schedule(time, tid, Next::Resume);
+            false
+        }
     }
 
     /// Wake every watcher of `line` at `time`: each re-reads the line, queued like any
@@ -138,6 +180,14 @@ impl Core {
     /// The re-read of a woken watcher, issued now; schedules its resumption.
     #[inline]
     fn wake_read(&mut self, tid: u32) {
+        let done = self.wake_read_issue(tid);
+        self.schedule(done, tid, Next::Resume);
+    }
+
+    /// The re-read of a woken watcher, issued now, with its result in the slot; the
+    /// time it completes (the caller resumes the thread then).
+    #[inline]
+    fn wake_read_issue(&mut self, tid: u32) -> u64 {
         let a = self.slots[tid as usize].watch;
         self.counters.ops += 1;
         self.counters.wakes += 1;
@@ -148,7 +198,7 @@ impl Core {
         let s = &mut self.slots[tid as usize];
         s.result = self.mem.lines[a.line as usize].words[a.word as usize];
         s.ok = true;
-        self.schedule(t.done, tid, Next::Resume);
+        t.done
     }
 
     /// Issue `op` for thread `tid` at the current time. `Some(result)` if it completed
@@ -159,10 +209,9 @@ impl Core {
         let now = self.now;
         let (addr, kind) = match op {
             Op::Delay(ns) => {
-                if ns == 0 {
+                if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
                 }
-                self.schedule(now + ns, tid, Next::Resume);
                 return None;
             }
             Op::Load(a) => (a, Kind::Load),
@@ -249,13 +298,12 @@ impl Core {
         if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
             self.wake_watchers(addr.line, t.visible);
         }
-        if t.done == now {
+        if t.done == now || self.resume_at(t.done, tid) {
             Some((result, ok))
         } else {
             let s = &mut self.slots[tid as usize];
             s.result = result;
             s.ok = ok;
-            self.schedule(t.done, tid, Next::Resume);
             None
         }
     }
@@ -318,6 +366,7 @@ impl Machine {
                     n
                 ],
                 pause_ns: config.pause_ns,
+                stop: u64::MAX,
                 counters: Counters::default(),
             }),
             instr: Instr::default(),
@@ -376,11 +425,15 @@ impl Machine {
         let mut nfinished = 0;
         {
             let mut c = self.core.borrow_mut();
+            c.stop = stop_ns;
             for (t, &at) in starts.iter().enumerate() {
                 c.schedule(at, t as u32, Next::Resume);
             }
         }
-        let mut last = 0;
+        // Whether any event ran (else the end time is 0); if so the end is the clock,
+        // which is the time of the last event (run through the queue or resumed at
+        // once) or the stop time.
+        let mut ran = false;
         loop {
             let tid = {
                 let mut c = self.core.borrow_mut();
@@ -388,21 +441,28 @@ impl Machine {
                     break;
                 };
                 let time = (key >> 64) as u64;
+                ran = true;
                 if time >= stop_ns {
                     c.now = stop_ns;
-                    last = stop_ns;
                     break;
                 }
                 c.now = time;
-                last = time;
                 c.counters.events += 1;
                 let tid = (key as u32) & ((1 << TID_BITS) - 1);
                 if c.slots[tid as usize].next == Next::WakeRead {
-                    c.wake_read(tid);
-                    continue;
+                    let done = c.wake_read_issue(tid);
+                    if !c.next_to_run(done) {
+                        c.schedule(done, tid, Next::Resume);
+                        continue;
+                    }
+                    // Its resume would be the next event: run it now.
+                    c.slots[tid as usize].next = Next::Resume;
+                    c.fast_forward(done);
+                    tid as usize
+                } else {
+                    c.counters.polls += 1;
+                    tid as usize
                 }
-                c.counters.polls += 1;
-                tid as usize
             };
             if finished[tid] {
                 continue;
@@ -413,6 +473,7 @@ impl Machine {
             }
         }
         let c = self.core.borrow();
+        let last = if ran { c.now } else { 0 };
         Outcome {
             end_ns: last,
             finished: nfinished,

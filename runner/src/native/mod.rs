@@ -36,7 +36,7 @@ use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::topology::{place, CpuMap, ThreadSlot};
 use crate::workload;
 use env::CpuMarks;
-use locklab_dsl::plan::{Dist, Mode, Plan, Point, Workload};
+use locklab_dsl::plan::{Mode, Plan, Point, Workload};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -130,7 +130,7 @@ pub fn run_point_with_progress(
         }
     }
     let wl = work_loop();
-    let (crit, outside) = nominal_durations(&point.workload);
+    let (crit, outside) = workload::nominal_durations(&point.workload);
     ctx.critical_nominal_ns = crit;
     ctx.outside_nominal_ns = outside;
     ctx.critical_achieved_ns = wl.achieved_ns(crit.round() as u64);
@@ -213,38 +213,6 @@ fn context(point: &Point, rep: u32) -> RunContext {
         noise: String::new(),
         node_distance: stats::default_node_distance,
         extra: BTreeMap::new(),
-    }
-}
-
-/// The (critical, outside) durations per operation a workload asks for, ns.
-pub fn nominal_durations(w: &Workload) -> (f64, f64) {
-    match w {
-        Workload::SingleLock {
-            critical, outside, ..
-        } => (critical.mean_ns(), outside.mean_ns()),
-        Workload::DoubleLock {
-            pair_hold,
-            interval,
-            ..
-        } => (pair_hold.mean_ns(), interval.mean_ns()),
-        Workload::Bulk {
-            mix,
-            per_item,
-            think,
-            ..
-        } => {
-            let w: f64 = mix.iter().map(|c| c.weight as f64).sum();
-            let items = if w > 0.0 {
-                mix.iter()
-                    .map(|c| c.weight as f64 * c.items as f64)
-                    .sum::<f64>()
-                    / w
-            } else {
-                1.0
-            };
-            (per_item.mean_ns() * items, think.mean_ns())
-        }
-        Workload::Wakeup(s) => (s.burst.mean_ns(), Dist::mean_ns(&s.sleep)),
     }
 }
 

@@ -182,20 +182,7 @@ pub fn run_points(
 }
 
 fn context(point: &Point, rep: u32, seed: u64, spec: Option<&MachineSpec>) -> RunContext {
-    let (crit, out) = match &point.workload {
-        Workload::SingleLock {
-            critical, outside, ..
-        } => (critical.mean_ns(), outside.mean_ns()),
-        Workload::DoubleLock {
-            pair_hold,
-            interval,
-            ..
-        } => (pair_hold.mean_ns(), interval.mean_ns()),
-        Workload::Bulk {
-            per_item, think, ..
-        } => (per_item.mean_ns(), think.mean_ns()),
-        Workload::Wakeup(w) => (w.burst.mean_ns(), w.sleep.mean_ns()),
-    };
+    let (crit, out) = crate::workload::nominal_durations(&point.workload);
     let virtual_nodes = point.placement.virtual_nodes.is_some();
     RunContext {
         point: point.index as u32,

@@ -300,3 +300,35 @@ pub fn sample<E: Env>(d: &Dist, env: &E) -> u64 {
         }
     }
 }
+
+/// The (critical, outside) durations per operation a workload asks for, ns.
+pub fn nominal_durations(w: &Workload) -> (f64, f64) {
+    match w {
+        Workload::SingleLock {
+            critical, outside, ..
+        } => (critical.mean_ns(), outside.mean_ns()),
+        Workload::DoubleLock {
+            pair_hold,
+            interval,
+            ..
+        } => (pair_hold.mean_ns(), interval.mean_ns()),
+        Workload::Bulk {
+            mix,
+            per_item,
+            think,
+            ..
+        } => {
+            let w: f64 = mix.iter().map(|c| c.weight as f64).sum();
+            let items = if w > 0.0 {
+                mix.iter()
+                    .map(|c| c.weight as f64 * c.items as f64)
+                    .sum::<f64>()
+                    / w
+            } else {
+                1.0
+            };
+            (per_item.mean_ns() * items, think.mean_ns())
+        }
+        Workload::Wakeup(s) => (s.burst.mean_ns(), s.sleep.mean_ns()),
+    }
+}

@@ -172,23 +172,7 @@ pub fn run_point_with_progress(
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
             ctx.ops = Some(out.ops);
-            let mut why = Vec::new();
-            if !opts.pin {
-                why.push("threads not pinned".to_string());
-            }
-            if let Some(d) = &judged.disturbed {
-                why.push(format!("{d} (after {} attempts)", attempt + 1));
-            }
-            ctx.noise = if why.is_empty() {
-                "ok".into()
-            } else {
-                format!("flagged: {}", why.join("; "))
-            };
-            ctx.extra
-                .insert("noise_attempts".into(), (attempt + 1) as f64);
-            for (k, v) in judged.extra {
-                ctx.extra.insert(k, v);
-            }
+            judged.record(&mut ctx, opts.pin, attempt + 1);
             return stats::summarize(&ctx, &out.stats);
         }
         attempt += 1;

@@ -130,23 +130,7 @@ pub(super) fn run_point(
         if judged.disturbed.is_none() || last {
             let mut ctx = ctx;
             ctx.ops = Some(out.stats.iter().map(|t| t.total_acquisitions()).sum());
-            let mut why = Vec::new();
-            if !opts.pin {
-                why.push("threads not pinned".to_string());
-            }
-            if let Some(d) = &judged.disturbed {
-                why.push(format!("{d} (after {} attempts)", attempt + 1));
-            }
-            ctx.noise = if why.is_empty() {
-                "ok".into()
-            } else {
-                format!("flagged: {}", why.join("; "))
-            };
-            ctx.extra
-                .insert("noise_attempts".into(), (attempt + 1) as f64);
-            for (k, v) in judged.extra {
-                ctx.extra.insert(k, v);
-            }
+            judged.record(&mut ctx, opts.pin, attempt + 1);
             let same_primary = cpus.a == cpus.b;
             let (same, cross) = if same_primary {
                 (&out.primary, &out.secondary)

@@ -145,6 +145,27 @@ impl Gate {
     }
 }
 
+impl Judgement {
+    /// Write the verdict into a run's context: `ctx.noise` ("ok" or "flagged: ..."),
+    /// the number of attempts, and the gate's measurements as extra columns.
+    pub fn record(self, ctx: &mut crate::stats::RunContext, pinned: bool, attempts: u32) {
+        let mut why = Vec::new();
+        if !pinned {
+            why.push("threads not pinned".to_string());
+        }
+        if let Some(d) = &self.disturbed {
+            why.push(format!("{d} (after {attempts} attempts)"));
+        }
+        ctx.noise = if why.is_empty() {
+            "ok".into()
+        } else {
+            format!("flagged: {}", why.join("; "))
+        };
+        ctx.extra.insert("noise_attempts".into(), attempts as f64);
+        ctx.extra.extend(self.extra);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,26 +213,5 @@ mod tests {
             .disturbed
             .unwrap()
             .contains("thread 1 was preempted 40 times"));
-    }
-}
-
-impl Judgement {
-    /// Write the verdict into a run's context: `ctx.noise` ("ok" or "flagged: ..."),
-    /// the number of attempts, and the gate's measurements as extra columns.
-    pub fn record(self, ctx: &mut crate::stats::RunContext, pinned: bool, attempts: u32) {
-        let mut why = Vec::new();
-        if !pinned {
-            why.push("threads not pinned".to_string());
-        }
-        if let Some(d) = &self.disturbed {
-            why.push(format!("{d} (after {attempts} attempts)"));
-        }
-        ctx.noise = if why.is_empty() {
-            "ok".into()
-        } else {
-            format!("flagged: {}", why.join("; "))
-        };
-        ctx.extra.insert("noise_attempts".into(), attempts as f64);
-        ctx.extra.extend(self.extra);
     }
 }

@@ -536,7 +536,9 @@ pub fn experiment(
             ok = false;
         }
     }
-    if let (Some(tv), Some(lv), Some(wv)) = (&threads_v, &lock_v, &workload_v) {
+    // Resolve what is there even when something is missing, so that an unknown lock
+    // is reported beside a missing `workload` rather than after it is fixed.
+    if threads_v.is_some() || lock_v.is_some() || workload_v.is_some() {
         for (p, combo) in points.iter_mut().zip(&combos) {
             let env_map: BTreeMap<String, (Val, usize)> = axes
                 .iter()
@@ -544,12 +546,16 @@ pub fn experiment(
                 .map(|(a, c)| (a.name.name.clone(), c.clone()))
                 .collect();
             let env = Env::Point(&env_map);
-            let threads = ctx.count(env, file, tv, "`threads`", 1);
-            let lock = ctx.lock_ref(env, file, lv);
-            let workload = ctx.workload_ref(env, file, wv);
+            let threads = threads_v
+                .as_ref()
+                .and_then(|tv| ctx.count(env, file, tv, "`threads`", 1));
+            let lock = lock_v.as_ref().and_then(|lv| ctx.lock_ref(env, file, lv));
+            let workload = workload_v
+                .as_ref()
+                .and_then(|wv| ctx.workload_ref(env, file, wv));
             let placement = ctx.placement_ref(env, file, &placement_v);
-            let (Some(threads), Some(lock), Some(workload), Some(placement)) =
-                (threads, lock, workload, placement)
+            let (Some(tv), Some(threads), Some(lock), Some(workload), Some(placement)) =
+                (&threads_v, threads, lock, workload, placement)
             else {
                 ok = false;
                 continue;

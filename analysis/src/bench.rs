@@ -198,6 +198,7 @@ fn bench_plan(points: usize) -> Plan {
                     expr: sp(0),
                     lo: 1.5,
                     hi: 2.5,
+                    strict: false,
                 },
             ),
             claim(
@@ -232,6 +233,7 @@ fn bench_plan(points: usize) -> Plan {
                     }),
                     lo: 0.0,
                     hi: 1e9,
+                    strict: false,
                 },
             ),
             claim(
@@ -244,6 +246,7 @@ fn bench_plan(points: usize) -> Plan {
                     }),
                     lo: 0.0,
                     hi: 1e9,
+                    strict: false,
                 },
             ),
         ],

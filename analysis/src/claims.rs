@@ -992,26 +992,34 @@ fn crate_units_duration(ns: f64) -> String {
     locklab_dsl::plan::crate_units::duration_label(ns.max(0.0).round() as u64)
 }
 
-fn band_label(lo: f64, hi: f64) -> String {
-    band_label_with(lo, hi, fmt_num)
+fn band_label(lo: f64, hi: f64, strict: bool) -> String {
+    band_label_with(lo, hi, strict, fmt_num)
 }
 
-fn band_label_with(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
-    match (lo.is_finite(), hi.is_finite()) {
-        (true, true) => format!("in [{}, {}]", f(lo), f(hi)),
-        (true, false) => format!("≥ {}", f(lo)),
-        (false, true) => format!("≤ {}", f(hi)),
-        (false, false) => "any value".into(),
+fn band_label_with(lo: f64, hi: f64, strict: bool, f: fn(f64) -> String) -> String {
+    match (lo.is_finite(), hi.is_finite(), strict) {
+        (true, true, false) => format!("in [{}, {}]", f(lo), f(hi)),
+        (true, true, true) => format!("in ({}, {})", f(lo), f(hi)),
+        (true, false, false) => format!("≥ {}", f(lo)),
+        (true, false, true) => format!("> {}", f(lo)),
+        (false, true, false) => format!("≤ {}", f(hi)),
+        (false, true, true) => format!("< {}", f(hi)),
+        (false, false, _) => "any value".into(),
     }
 }
 
-fn band_verdict(e: &Estimate, lo: f64, hi: f64) -> (Verdict, String) {
+fn band_verdict(e: &Estimate, lo: f64, hi: f64, strict: bool) -> (Verdict, String) {
     if e.value.is_nan() || e.lo.is_nan() || e.hi.is_nan() {
         return (Verdict::Error, "the measured value is not a number".into());
     }
-    if e.lo >= lo && e.hi <= hi {
+    let (inside, outside) = if strict {
+        (e.lo > lo && e.hi < hi, e.hi <= lo || e.lo >= hi)
+    } else {
+        (e.lo >= lo && e.hi <= hi, e.hi < lo || e.lo > hi)
+    };
+    if inside {
         (Verdict::Pass, "the whole interval lies in the band".into())
-    } else if e.hi < lo || e.lo > hi {
+    } else if outside {
         (
             Verdict::Fail,
             "the whole interval lies outside the band".into(),
@@ -1023,7 +1031,7 @@ fn band_verdict(e: &Estimate, lo: f64, hi: f64) -> (Verdict, String) {
                 "the interval [{}, {}] straddles the band {}",
                 fmt_num(e.lo),
                 fmt_num(e.hi),
-                band_label(lo, hi)
+                band_label(lo, hi, strict)
             ),
         )
     }
@@ -1094,23 +1102,28 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
     let mut terms = Vec::new();
     let seed = stats::seed_for(&format!("{}|{}|{mode}", claim.id, claim.text));
     match &claim.kind {
-        ClaimKind::Band { expr, lo, hi } => {
+        ClaimKind::Band {
+            expr,
+            lo,
+            hi,
+            strict,
+        } => {
             let node = ctx.expr(expr, mode, &mut src, &mut terms)?;
             let est = match (&node, expr) {
                 (Node::Src(i), CExpr::Metric(_)) => stats::median_ci(&src.sets[*i]),
                 _ => stats::bootstrap(&src.sets, seed, |m| vec![eval(&node, m)])[0],
             };
-            let (verdict, why) = band_verdict(&est, *lo, *hi);
+            let (verdict, why) = band_verdict(&est, *lo, *hi, *strict);
             // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
             let is_ns = matches!(expr, CExpr::Metric(m) if m.metric.ends_with("_ns"));
             let (expectation, measured_text) = if is_ns && est.value.is_finite() {
                 let d = crate::plots::fmt_duration;
                 (
-                    band_label_with(*lo, *hi, d),
+                    band_label_with(*lo, *hi, *strict, d),
                     format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi)),
                 )
             } else {
-                (band_label(*lo, *hi), String::new())
+                (band_label(*lo, *hi, *strict), String::new())
             };
             Ok(Outcome {
                 expectation,
@@ -1356,7 +1369,7 @@ fn claim_metric_refs(c: &Claim) -> Vec<&MetricRef> {
 
 fn expectation_of(c: &Claim) -> String {
     match &c.kind {
-        ClaimKind::Band { lo, hi, .. } => band_label(*lo, *hi),
+        ClaimKind::Band { lo, hi, strict, .. } => band_label(*lo, *hi, *strict),
         ClaimKind::Ordering { op, min_gap, .. } => ordering_expectation(*op, *min_gap),
         ClaimKind::Trend {
             axis,
@@ -1605,5 +1618,43 @@ pub fn exit_code(claims: &[ClaimResult]) -> i32 {
         1
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(lo: f64, hi: f64) -> Estimate {
+        Estimate {
+            value: (lo + hi) / 2.0,
+            lo,
+            hi,
+            n: 5,
+        }
+    }
+
+    #[test]
+    fn a_strict_bound_excludes_the_bound_itself() {
+        // Measured exactly 0 in every repetition: `x >= 0` holds, `x > 0` does not.
+        assert_eq!(
+            band_verdict(&est(0.0, 0.0), 0.0, f64::INFINITY, false).0,
+            Verdict::Pass
+        );
+        assert_eq!(
+            band_verdict(&est(0.0, 0.0), 0.0, f64::INFINITY, true).0,
+            Verdict::Fail
+        );
+        // An interval touching the bound from inside is inconclusive for `x > 0`.
+        assert_eq!(
+            band_verdict(&est(0.0, 2.0), 0.0, f64::INFINITY, true).0,
+            Verdict::Inconclusive
+        );
+        assert_eq!(
+            band_verdict(&est(0.5, 2.0), 0.0, f64::INFINITY, true).0,
+            Verdict::Pass
+        );
+        assert_eq!(band_label(0.0, f64::INFINITY, true), "> 0");
+        assert_eq!(band_label(f64::NEG_INFINITY, 1.0, false), "≤ 1");
     }
 }

@@ -2056,7 +2056,12 @@ fn claim(
                     (c - t, c + t)
                 }
             };
-            ClaimKind::Band { expr: ex?, lo, hi }
+            ClaimKind::Band {
+                expr: ex?,
+                lo,
+                hi,
+                strict: false,
+            }
         }
         ClaimBody::Chain { first, links, gap } => {
             let all: Vec<&ExprAst> = std::iter::once(first)
@@ -2103,7 +2108,14 @@ fn claim(
                 } else {
                     (k, f64::INFINITY)
                 };
-                ClaimKind::Band { expr: m, lo, hi }
+                // `<` and `>` exclude the bound; `<=` and `>=` include it.
+                let strict = matches!(links[0].0, OrdOp::Lt | OrdOp::Gt);
+                ClaimKind::Band {
+                    expr: m,
+                    lo,
+                    hi,
+                    strict,
+                }
             } else {
                 ClaimKind::Ordering {
                     exprs,

@@ -525,13 +525,16 @@ pub struct Claim {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ClaimKind {
-    /// `expr in lo..hi` (either bound may be open: ±inf).
+    /// `expr in lo..hi` (either bound may be open: ±inf). `strict`: the finite bounds
+    /// are excluded (`expr > 0`, `expr < 1`); `in a..b`, `<=` and `>=` include them.
     Band {
         expr: Expr,
         #[serde(deserialize_with = "open_lo")]
         lo: f64,
         #[serde(deserialize_with = "open_hi")]
         hi: f64,
+        #[serde(default)]
+        strict: bool,
     },
     /// `a < b < c` (or `>`): each neighbouring pair ordered, each relative gap at least
     /// `min_gap` (0.02 = 2 %), and separated beyond the run-to-run spread.

@@ -45,6 +45,7 @@ fn band_pass_fail_and_inconclusive() {
                 expr: sp(Value::Duration(10 * MS), 16),
                 lo: 1.7,
                 hi: 2.7,
+                strict: false,
             },
         ),
         (
@@ -53,6 +54,7 @@ fn band_pass_fail_and_inconclusive() {
                 expr: sp(Value::Duration(10 * MS), 16),
                 lo: 2.5,
                 hi: 3.0,
+                strict: false,
             },
         ),
         // The median is 0.5e6 exactly; its interval [0.49e6, 0.51e6] straddles 0.5e6.
@@ -62,6 +64,7 @@ fn band_pass_fail_and_inconclusive() {
                 expr: tp16(),
                 lo: 0.5e6,
                 hi: f64::INFINITY,
+                strict: false,
             },
         ),
         // A ratio of two speedups shares the baseline: S1/S10 = 0.9.
@@ -75,6 +78,7 @@ fn band_pass_fail_and_inconclusive() {
                 },
                 lo: 0.8,
                 hi: 1.0,
+                strict: false,
             },
         ),
     ]);
@@ -276,6 +280,7 @@ fn thread_and_handoff_selectors() {
                 expr: metric(mref("wait_p99_ns", &sel(&[("cpu", Value::Int(7))]), None)),
                 lo: 7900.0,
                 hi: 8100.0,
+                strict: false,
             },
         ),
         (
@@ -284,6 +289,7 @@ fn thread_and_handoff_selectors() {
                 expr: metric(mref("share", &sel(&[("node", Value::Int(1))]), None)),
                 lo: 0.49,
                 hi: 0.51,
+                strict: false,
             },
         ),
         (
@@ -296,6 +302,7 @@ fn thread_and_handoff_selectors() {
                 )),
                 lo: 0.0,
                 hi: 3.0 * 1e6 + 1e6,
+                strict: false,
             },
         ),
         (
@@ -304,6 +311,7 @@ fn thread_and_handoff_selectors() {
                 expr: metric(mref("count", &sel(&[("remote", Value::Bool(false))]), None)),
                 lo: 1800.0,
                 hi: 1800.0,
+                strict: false,
             },
         ),
     ]);
@@ -327,6 +335,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
         (
@@ -339,6 +348,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
         (
@@ -347,6 +357,7 @@ fn errors_say_what_is_wrong() {
                 expr: metric(mref("throughput_ops_s", &[("lock", s("cna"))], None)),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
         (
@@ -359,6 +370,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
         (
@@ -371,6 +383,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.97,
                 hi: f64::INFINITY,
+                strict: false,
             },
         ),
         (
@@ -387,6 +400,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
         (
@@ -403,6 +417,7 @@ fn errors_say_what_is_wrong() {
                 )),
                 lo: 0.0,
                 hi: 1.0,
+                strict: false,
             },
         ),
     ]);
@@ -459,6 +474,7 @@ fn non_gating_claims_report_and_do_not_gate() {
             expr: sp(Value::Duration(100_000), 16),
             lo: 1.14,
             hi: 1.14,
+            strict: false,
         },
     );
     c.gating = false;
@@ -468,6 +484,7 @@ fn non_gating_claims_report_and_do_not_gate() {
             expr: sp(Value::Duration(10 * MS), 16),
             lo: 1.7,
             hi: 2.7,
+            strict: false,
         },
     );
     ok.line = 12;
@@ -510,6 +527,7 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
                 )),
                 lo: f64::NEG_INFINITY,
                 hi: 0.6,
+                strict: false,
             },
         )
     };

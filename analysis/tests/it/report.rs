@@ -20,6 +20,7 @@ fn plan_with_claims_and_plots() -> Plan {
                 )),
                 lo: 1.7,
                 hi: 2.7,
+                strict: false,
             },
         ),
         claim(
@@ -32,6 +33,7 @@ fn plan_with_claims_and_plots() -> Plan {
                 )),
                 lo: 0.5e6,
                 hi: f64::INFINITY,
+                strict: false,
             },
         ),
     ];

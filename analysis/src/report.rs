@@ -444,16 +444,8 @@ fn html_report(
         h.push_str("<p>No figure applies to these results.</p>\n");
     }
     for f in figs {
-        let png = f
-            .png_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let svg = f
-            .svg_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let png = file_name(&f.png_path);
+        let svg = file_name(&f.svg_path);
         h.push_str(&format!(
             "<figure id=\"{}\">{}<figcaption>{} <a href=\"{}\">PNG</a> · <a href=\"{}\">SVG</a></figcaption></figure>\n",
             e(&f.name),
@@ -628,16 +620,8 @@ fn md_report(
     }
     m.push_str("## Figures\n\n");
     for f in figs {
-        let png = f
-            .png_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let svg = f
-            .svg_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let png = file_name(&f.png_path);
+        let svg = file_name(&f.svg_path);
         m.push_str(&format!(
             "### {}\n\n![{}]({png})\n\n{} ([SVG]({svg}))\n\n",
             f.title, f.title, f.caption
@@ -684,6 +668,13 @@ fn md_report(
         m.push_str(&format!("- {}\n", md_escape(w)));
     }
     m
+}
+
+/// The last component of a figure's path, for links relative to the report.
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

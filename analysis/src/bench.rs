@@ -11,9 +11,9 @@ use crate::claims;
 use crate::error::{Error, Result};
 use crate::pipeline;
 use crate::store::{self, write_manifest, write_parquet, Tables, THREADS_FILE};
-use locklab_dsl::plan::*;
-use locklab_runner::manifest::{HostInfo, Manifest};
-use locklab_runner::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use locklab_model::manifest::{HostInfo, Manifest};
+use locklab_model::plan::*;
+use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use polars::prelude::ParquetWriter;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -361,7 +361,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     let dir = tmp.join("results");
     crate::util::create_dir(&dir)?;
     let manifest = Manifest {
-        schema_version: locklab_runner::manifest::MANIFEST_SCHEMA_VERSION,
+        schema_version: locklab_model::manifest::MANIFEST_SCHEMA_VERSION,
         locklab_version: env!("CARGO_PKG_VERSION").into(),
         git_commit: None,
         git_dirty: None,

@@ -31,7 +31,7 @@ use crate::pipeline::{f64_values, str_values};
 use crate::stats::{self, Estimate};
 use crate::store::{Results, HANDOFF_METRICS, THREAD_METRICS};
 use crate::util::{fmt_num, write_atomic};
-use locklab_dsl::plan::{
+use locklab_model::plan::{
     BinOp, Claim, ClaimKind, Expr as CExpr, MetricRef, OrderOp, Plan, Point, TrendDirection, Value,
 };
 use polars::prelude::*;
@@ -132,7 +132,7 @@ fn err<T>(msg: impl Into<String>) -> Res<T> {
 }
 
 /// Result dimensions a selector may name besides the sweep axes.
-const ROW_DIMS: &[&str] = locklab_dsl::ROW_DIMENSIONS;
+const ROW_DIMS: &[&str] = locklab_model::plan::ROW_DIMENSIONS;
 const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
 const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
 const POINT_KEYS: &[&str] = &[
@@ -989,7 +989,7 @@ fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
 }
 
 fn crate_units_duration(ns: f64) -> String {
-    locklab_dsl::plan::crate_units::duration_label(ns.max(0.0).round() as u64)
+    locklab_model::plan::crate_units::duration_label(ns.max(0.0).round() as u64)
 }
 
 fn band_label(lo: f64, hi: f64, strict: bool) -> String {

@@ -446,9 +446,9 @@ const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
 /// names no such dimension.
 pub fn selected_summary(
     results: &Results,
-    select: &[(String, locklab_dsl::plan::Value)],
+    select: &[(String, locklab_model::plan::Value)],
 ) -> Result<Option<DataFrame>> {
-    let dims: Vec<&(String, locklab_dsl::plan::Value)> = select
+    let dims: Vec<&(String, locklab_model::plan::Value)> = select
         .iter()
         .filter(|(k, _)| THREAD_DIMS.contains(&k.as_str()) || HANDOFF_DIMS.contains(&k.as_str()))
         .collect();
@@ -580,7 +580,7 @@ pub fn handoff_summary(results: &Results) -> Result<DataFrame> {
 }
 
 /// Median wait-time CDF of one point × mode (quantile by quantile over the
-/// repetitions), at `locklab_runner::records::CDF_QUANTILES`.
+/// repetitions), at `locklab_model::records::CDF_QUANTILES`.
 #[derive(Debug, Clone)]
 pub struct CdfRow {
     pub point: u32,
@@ -666,7 +666,7 @@ pub(crate) fn lock_axes(results: &Results) -> BTreeSet<String> {
     for a in results.plan().axes.iter() {
         if a.values
             .iter()
-            .any(|v| matches!(v, locklab_dsl::plan::Value::Str(s) if locks.contains(s.as_str())))
+            .any(|v| matches!(v, locklab_model::plan::Value::Str(s) if locks.contains(s.as_str())))
         {
             out.insert(
                 crate::store::axis_columns(results.plan())

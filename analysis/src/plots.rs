@@ -22,7 +22,7 @@ use crate::pipeline::{self, estimates, f64_values, str_values};
 use crate::stats::Estimate;
 use crate::store::Results;
 use crate::util;
-use locklab_dsl::plan::{crate_units, ClaimKind, Expr as CExpr, Plan, PlotSpec, Point, Value};
+use locklab_model::plan::{crate_units, ClaimKind, Expr as CExpr, Plan, PlotSpec, Point, Value};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use polars::prelude::DataFrame;
@@ -1757,7 +1757,7 @@ fn heat(df: &DataFrame, p: u32, mode: &str) -> Result<Option<HeatFig>> {
 }
 
 fn cdf_fig(plan: &Plan, cdfs: &[pipeline::CdfRow], show: &[u32], mode: &str) -> Option<LineFig> {
-    let q = locklab_runner::records::CDF_QUANTILES;
+    let q = locklab_model::records::CDF_QUANTILES;
     let lines: Vec<Line> = cdfs
         .iter()
         .filter(|c| c.mode == mode && show.contains(&c.point))
@@ -1809,7 +1809,7 @@ fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String {
     series_name(p, &[key.to_string()])
 }
 
-const ROW_DIMS: &[&str] = locklab_dsl::ROW_DIMENSIONS;
+const ROW_DIMS: &[&str] = locklab_model::plan::ROW_DIMENSIONS;
 
 /// Rows of a row-level summary that satisfy the row dimensions of `select`.
 fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {

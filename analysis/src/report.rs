@@ -136,7 +136,7 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
                 )
             })
             .collect();
-        let in_mode: Vec<&locklab_dsl::plan::Point> = by
+        let in_mode: Vec<&locklab_model::plan::Point> = by
             .keys()
             .filter(|(m, _)| m == mode)
             .filter_map(|(_, q)| plan.points.get(*q as usize))
@@ -192,8 +192,8 @@ fn manifest_rows(r: &Results) -> Vec<(String, String)> {
             format!(
                 "{} × {} (warm-up {})",
                 m.plan.run.repetitions,
-                locklab_dsl::plan::crate_units::duration_label(m.plan.run.duration_ns),
-                locklab_dsl::plan::crate_units::duration_label(m.plan.run.warmup_ns)
+                locklab_model::plan::crate_units::duration_label(m.plan.run.duration_ns),
+                locklab_model::plan::crate_units::duration_label(m.plan.run.warmup_ns)
             ),
         ),
         ("points".into(), m.plan.points.len().to_string()),

@@ -29,9 +29,9 @@
 
 use crate::error::{Error, Result};
 use crate::util::{self, write_atomic, write_atomic_with};
-use locklab_dsl::plan::{Mode, Plan, Value};
-use locklab_runner::manifest::Manifest;
-use locklab_runner::records::{
+use locklab_model::manifest::Manifest;
+use locklab_model::plan::{Mode, Plan, Value};
+use locklab_model::records::{
     HandoffRecord, PointRecord, RunRecord, ThreadRecord, RECORDS_SCHEMA_VERSION,
 };
 use polars::prelude::*;

@@ -2,7 +2,6 @@
 //! run modes, one fully resolved point per combination, claims and plots.
 
 use crate::diag::{did_you_mean, Diagnostic, Label, Span};
-use crate::plan::*;
 use crate::resolve::{Ctx, Def, Env, Obj};
 use crate::syntax::{
     BandAst, ClaimAst, ClaimBody, CmpOp, Cond, Entry, Experiment, ExprAst, Ident, MetricAst, OrdOp,
@@ -10,6 +9,7 @@ use crate::syntax::{
 };
 use crate::units::{self, cmp_values, same_type, value_noun, Dim, Scalar};
 use crate::{LoadOptions, DIMENSIONS, THREAD_METRICS};
+use locklab_model::plan::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -42,14 +42,13 @@
 
 pub mod diag;
 mod expand;
-pub mod plan;
 mod resolve;
 pub mod syntax;
 pub mod units;
 
 pub use diag::{Diagnostic, Label, Severity, Span};
 
-use plan::Plan;
+use locklab_model::plan::{self, Plan};
 use resolve::{Ctx, Def};
 use std::collections::BTreeMap;
 use syntax::{Item, Val};
@@ -61,24 +60,7 @@ pub const LANGUAGE_REFERENCE: &str = include_str!("../../docs/language.md");
 /// [`plan::POINT_METRICS`].
 pub const THREAD_METRICS: &[&str] = &["share", "cpu_ns"];
 
-/// Selector keys that are result dimensions rather than sweep axes.
-pub const DIMENSIONS: &[&str] = &[
-    "mode",
-    "thread",
-    "cpu",
-    "node",
-    "class",
-    "from_node",
-    "to_node",
-    "remote",
-];
-
-/// The dimensions that select rows of the thread and hand-off tables (every
-/// dimension but `mode`, which every table has).
-pub const ROW_DIMENSIONS: &[&str] = {
-    let (_, rows) = DIMENSIONS.split_at(1);
-    rows
-};
+pub use locklab_model::plan::{DIMENSIONS, ROW_DIMENSIONS};
 
 /// Reads a file whose path is already resolved (relative to the including file).
 pub trait Loader {

@@ -6,9 +6,9 @@
 //! (a library definition checked on its own).
 
 use crate::diag::{did_you_mean, Diagnostic, Span};
-use crate::plan::*;
 use crate::syntax::{Entry, Ident, Prop, Val, ValKind};
 use crate::units::{self, kind_noun, Dim, Scalar};
+use locklab_model::plan::*;
 use std::collections::BTreeMap;
 
 pub const LOCK_ALGOS: &[&str] = &[

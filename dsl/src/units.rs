@@ -2,8 +2,8 @@
 //! every frequency hertz, every percentage a fraction.
 
 use crate::diag::did_you_mean;
-use crate::plan::Value;
 use crate::syntax::{Val, ValKind};
+use locklab_model::plan::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dim {

@@ -13,9 +13,9 @@
 //! - [`measure_transfer_latency`] / [`measure_report`]: cache-line transfer latency
 //!   by CAS ping-pong between two pinned threads (`locklab topo --measure`).
 
-use crate::manifest::HostInfo;
 use crate::native::pin;
-use crate::topology::{CpuInfo, CpuMap, Distance};
+use locklab_model::manifest::HostInfo;
+use locklab_model::topology::{CpuInfo, CpuMap, Distance};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

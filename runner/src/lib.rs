@@ -8,10 +8,7 @@
 pub mod env;
 pub mod host;
 pub mod locks;
-pub mod manifest;
 pub mod native;
-pub mod records;
 pub mod sim;
 pub mod stats;
-pub mod topology;
 pub mod workload;

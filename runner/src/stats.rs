@@ -4,9 +4,9 @@
 //! hands all of them to `summarize`, which produces the `RunRecord`. Native and
 //! simulated runs share this code, so a metric means the same in both.
 
-use crate::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use hdrhistogram::Histogram;
-use locklab_dsl::plan::Mode;
+use locklab_model::plan::Mode;
+use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use std::collections::BTreeMap;
 
 /// Histograms resolve 1 ns with 3 significant digits and grow to the largest value

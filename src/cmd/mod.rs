@@ -12,8 +12,8 @@ pub mod topo;
 
 use crate::exit::{self, Failure, Result};
 use anyhow::anyhow;
-use locklab_dsl::plan::{Mode, Plan};
 use locklab_dsl::{FsLoader, LoadOptions};
+use locklab_model::plan::{Mode, Plan};
 use std::path::Path;
 
 /// `--set axis=v1,v2` → ("axis", "v1,v2").
@@ -154,8 +154,8 @@ pub fn estimate_secs(plan: &Plan, t: Timing, mode: Mode, jobs: usize) -> f64 {
     }
 }
 
-fn cycle_ns(w: &locklab_dsl::plan::Workload) -> f64 {
-    use locklab_dsl::plan::Workload;
+fn cycle_ns(w: &locklab_model::plan::Workload) -> f64 {
+    use locklab_model::plan::Workload;
     match w {
         Workload::SingleLock {
             critical, outside, ..

@@ -5,7 +5,7 @@ use super::{estimate_secs, timing, Timing};
 use crate::cli::{Emit, PlanFormat};
 use crate::exit::{self, Result, WithCode};
 use crate::util::human_secs;
-use locklab_dsl::plan::{Mode, Plan};
+use locklab_model::plan::{Mode, Plan};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -79,8 +79,8 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
     let _ = writeln!(
         s,
         "each repetition: {} warm-up + {} measured",
-        locklab_dsl::plan::crate_units::duration_label(t.warmup_ns),
-        locklab_dsl::plan::crate_units::duration_label(t.duration_ns)
+        locklab_model::plan::crate_units::duration_label(t.warmup_ns),
+        locklab_model::plan::crate_units::duration_label(t.duration_ns)
     );
     for &m in &plan.run.modes {
         let note = match m {

@@ -3,6 +3,7 @@
 mod cli;
 mod experiments;
 mod notebooks;
+mod topo;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

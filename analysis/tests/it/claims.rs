@@ -1,7 +1,7 @@
 use crate::common::*;
 use locklab_analysis::claims::{self, ClaimResult, Verdict};
 use locklab_analysis::load_results;
-use locklab_dsl::plan::*;
+use locklab_model::plan::*;
 
 fn run(kinds: Vec<(&str, ClaimKind)>) -> Vec<ClaimResult> {
     let mut plan = plan();

@@ -7,9 +7,9 @@
 //! Repetition r multiplies every throughput by 1 + 0.01·(r − 2), so the ratio of
 //! medians is exactly S and each point's interval is ±2 %.
 
-use locklab_dsl::plan::*;
-use locklab_runner::manifest::{HostInfo, Manifest};
-use locklab_runner::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use locklab_model::manifest::{HostInfo, Manifest};
+use locklab_model::plan::*;
+use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use std::collections::BTreeMap;
 
 pub const REPS: u32 = 5;

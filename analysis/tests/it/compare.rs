@@ -1,7 +1,7 @@
 use crate::common::*;
 use locklab_analysis::compare::{compare, CompareOptions, CompareVerdict};
 use locklab_analysis::ResultsWriter;
-use locklab_dsl::plan::Mode;
+use locklab_model::plan::Mode;
 
 fn dir_with(scale: f64, hostname: &str, mode: Mode) -> tempfile::TempDir {
     let plan = plan();

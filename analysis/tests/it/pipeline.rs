@@ -91,7 +91,7 @@ fn more_than_eight_repetitions_use_trimmed_order_statistics() {
     let m = manifest(&plan);
     let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &m).unwrap();
     for r in 0..10 {
-        w.write(&record(&plan, 0, locklab_dsl::plan::Mode::Sim, r))
+        w.write(&record(&plan, 0, locklab_model::plan::Mode::Sim, r))
             .unwrap();
     }
     w.finish(&m).unwrap();

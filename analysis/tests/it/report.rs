@@ -1,7 +1,7 @@
 use crate::common::*;
 use locklab_analysis::report::build_report;
 use locklab_analysis::{load_results, plots};
-use locklab_dsl::plan::*;
+use locklab_model::plan::*;
 
 fn plan_with_claims_and_plots() -> Plan {
     let mut p = plan();

@@ -2,7 +2,7 @@ use crate::common::*;
 use locklab_analysis::pipeline::{f64_values, str_values};
 use locklab_analysis::store::{self, ResultsWriter};
 use locklab_analysis::{load_results, merge};
-use locklab_dsl::plan::Mode;
+use locklab_model::plan::Mode;
 use polars::prelude::*;
 
 fn collect(lf: &LazyFrame) -> DataFrame {
@@ -134,7 +134,7 @@ fn resume_keeps_finished_records() {
 fn merge_joins_disjoint_shards_and_refuses_overlap() {
     let plan = plan();
     let recs = all_records(&plan);
-    let mk = |part: &[locklab_runner::records::RunRecord]| {
+    let mk = |part: &[locklab_model::records::RunRecord]| {
         let d = tempfile::tempdir().unwrap();
         let mut m = manifest(&plan);
         m.shard = Some((0, 2));
@@ -180,7 +180,7 @@ fn axis_columns_carry_unit_suffixes() {
 fn an_axis_named_like_a_record_field_takes_the_column() {
     // `workload = [lock2]` names a workload definition; the record's field is its kind.
     let mut plan = plan();
-    plan.axes.push(locklab_dsl::plan::Axis {
+    plan.axes.push(locklab_model::plan::Axis {
         name: "workload".into(),
         values: vec![s("lock2")],
         zip_group: None,

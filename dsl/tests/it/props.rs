@@ -3,9 +3,9 @@
 //! only on the master seed and the point id.
 
 use crate::{load_mem, show};
-use locklab_dsl::plan::Value;
 use locklab_dsl::syntax::parse_set_values;
 use locklab_dsl::units::{to_plan_value, value_text};
+use locklab_model::plan::Value;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 
@@ -157,7 +157,7 @@ proptest! {
             .map(|(n, v)| (n.clone(), v.iter().rev().copied().collect()))
             .collect();
         let b = plan_of(&reversed, seed);
-        let pairs = |p: &locklab_dsl::plan::Plan| -> BTreeSet<(String, u64)> {
+        let pairs = |p: &locklab_model::plan::Plan| -> BTreeSet<(String, u64)> {
             p.points.iter().map(|p| (p.id.clone(), p.seed)).collect()
         };
         prop_assert_eq!(pairs(&a), pairs(&b));

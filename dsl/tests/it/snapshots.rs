@@ -112,7 +112,7 @@ fn small_plan() {
         serde_json::to_string_pretty(&plan).unwrap()
     );
     // The plan survives a JSON round trip (open band bounds included).
-    let back: locklab_dsl::plan::Plan =
+    let back: locklab_model::plan::Plan =
         serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
     assert_eq!(back, plan);
 }

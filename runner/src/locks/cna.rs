@@ -26,7 +26,7 @@ use super::qspinlock::{
     encode_tail, Qspinlock, LOCKED, LOCKED_PENDING_MASK, MCS_LOCKED, NEXT, NUMA, START,
 };
 use crate::env::Env;
-use locklab_dsl::plan::{CnaParams, CnaVariant};
+use locklab_model::plan::{CnaParams, CnaVariant};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 const START_NONE: u64 = 0;

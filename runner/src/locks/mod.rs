@@ -16,7 +16,7 @@
 //! mutex model (see [`os`]). [`AnyLock::native_only`] tells which is which.
 //!
 //! ```
-//! use locklab_dsl::plan::LockAlgo;
+//! use locklab_model::plan::LockAlgo;
 //! use locklab_runner::env::LineAlloc;
 //! use locklab_runner::locks::{AnyLock, LocalState};
 //! use locklab_runner::native::{block_on, Arena, NativeEnv};
@@ -43,7 +43,7 @@ pub mod ticket;
 pub mod ttas;
 
 use crate::env::{Env, LineAlloc};
-use locklab_dsl::plan::LockAlgo;
+use locklab_model::plan::LockAlgo;
 
 /// What every lock offers, so that workloads can be generic over the algorithm and
 /// dispatch once per thread run instead of once per operation (the `AnyLock` match

@@ -4,7 +4,7 @@
 
 use super::MINUS_ONE;
 use crate::env::{Addr, Env, LineAlloc};
-use locklab_dsl::plan::Backoff;
+use locklab_model::plan::Backoff;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use crate::env::{Env, LineAlloc};
 use crate::locks::{AnyLock, LocalState, Lock};
 use crate::stats::{ThreadStats, Window};
 use crate::workload;
-use locklab_dsl::plan::{Backoff, CnaParams, CnaVariant, Dist, LockAlgo, Workload};
+use locklab_model::plan::{Backoff, CnaParams, CnaVariant, Dist, LockAlgo, Workload};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -100,19 +100,19 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
         lines: 0,
     };
     let mut alloc = LineAlloc::new();
-    let point = locklab_dsl::plan::Point {
+    let point = locklab_model::plan::Point {
         index: 0,
         id: "bench".into(),
         axes: Default::default(),
         seed: 1,
         threads: 1,
-        lock: locklab_dsl::plan::LockSpec {
+        lock: locklab_model::plan::LockSpec {
             name: "bench".into(),
             algo: algo.clone(),
         },
         workload: w.clone(),
-        placement: locklab_dsl::plan::Placement {
-            policy: locklab_dsl::plan::PlacementKind::Compact,
+        placement: locklab_model::plan::Placement {
+            policy: locklab_model::plan::PlacementKind::Compact,
             virtual_nodes: None,
         },
         modes: vec![],

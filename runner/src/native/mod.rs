@@ -31,12 +31,12 @@ pub use env::{block_on, thread_cpu_ns, Clock, NativeEnv, Spin};
 
 use crate::env::{Env, LineAlloc};
 use crate::locks::LocalState;
-use crate::records::RunRecord;
 use crate::stats::{self, RunContext, ThreadStats, Window};
-use crate::topology::{place, CpuMap, ThreadSlot};
 use crate::workload;
 use env::CpuMarks;
-use locklab_dsl::plan::{Mode, Plan, Point, Workload};
+use locklab_model::plan::{Mode, Plan, Point, Workload};
+use locklab_model::records::RunRecord;
+use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -368,7 +368,7 @@ mod tests {
     fn block_on_runs_a_native_lock() {
         let mut alloc = LineAlloc::new();
         let lock =
-            crate::locks::AnyLock::new(&locklab_dsl::plan::LockAlgo::Ticket, &mut alloc, 1, 0);
+            crate::locks::AnyLock::new(&locklab_model::plan::LockAlgo::Ticket, &mut alloc, 1, 0);
         let arena = Arena::new(alloc.count() as usize, 1);
         let env = NativeEnv::for_test(&arena, 0, 1);
         let mut local = LocalState::new(0, 1);

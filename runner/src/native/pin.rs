@@ -1,7 +1,7 @@
 //! Pinning with `sched_setaffinity`. A thread created after its parent was pinned
 //! inherits the mask, so only workers pin themselves, from inside.
 
-use crate::topology::{CpuMap, ThreadSlot};
+use locklab_model::topology::{CpuMap, ThreadSlot};
 use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 

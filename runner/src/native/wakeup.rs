@@ -35,11 +35,11 @@
 
 use super::env::{involuntary_switches, thread_cpu_ns, Clock};
 use super::{noise, pin, NativeOptions};
-use crate::records::RunRecord;
 use crate::stats::{self, RunContext, ThreadStats, Window};
-use crate::topology::{place, CpuMap};
 use hdrhistogram::Histogram;
-use locklab_dsl::plan::{Point, WakeupSpec};
+use locklab_model::plan::{Point, WakeupSpec};
+use locklab_model::records::RunRecord;
+use locklab_model::topology::{place, CpuMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::thread::Thread;

@@ -7,11 +7,11 @@
 
 use super::lockrun;
 use super::{rep_seed, SimConfig};
-use crate::topology::{place, CpuMap};
-use locklab_dsl::plan::{
+use locklab_model::plan::{
     CnaParams, CnaVariant, Costs, Dist, LockAlgo, LockSpec, Machine, Placement, PlacementKind,
     Point, Workload,
 };
+use locklab_model::topology::{place, CpuMap};
 use std::time::Instant;
 
 /// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of

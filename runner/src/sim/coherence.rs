@@ -29,8 +29,8 @@
 //!   part of this model; every run discards a warm-up).
 
 use crate::env::{Word, WORDS_PER_LINE};
-use crate::topology::{CpuMap, ThreadSlot};
-use locklab_dsl::plan::Costs;
+use locklab_model::plan::Costs;
+use locklab_model::topology::{CpuMap, ThreadSlot};
 
 /// Most threads a simulated point may have (the width of the sharer bitsets).
 pub const MAX_THREADS: usize = 256;

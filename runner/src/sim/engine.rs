@@ -20,8 +20,8 @@
 use super::coherence::{Fabric, Kind, Memory, NONE};
 use super::rng::SplitMix64;
 use crate::env::{Addr, Env, Word};
-use crate::topology::{CpuMap, ThreadSlot};
-use locklab_dsl::plan::Costs;
+use locklab_model::plan::Costs;
+use locklab_model::topology::{CpuMap, ThreadSlot};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -43,10 +43,10 @@ mod tests;
 pub use coherence::MAX_THREADS;
 pub use engine::{Machine, Outcome, SimConfig, SimEnv};
 
-use crate::records::RunRecord;
 use crate::stats::{self, RunContext};
-use crate::topology::{place, CpuMap};
-use locklab_dsl::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
+use locklab_model::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
+use locklab_model::records::RunRecord;
+use locklab_model::topology::{place, CpuMap};
 use std::collections::BTreeMap;
 
 /// Costs assumed for a simulated host when the file gives none (a current

@@ -69,10 +69,10 @@
 //! `refill_per_burst_ns` = messaging refill time charged per burst.
 
 use super::rng::{mix, SplitMix64};
-use crate::records::RunRecord;
 use crate::stats::{self, RunContext, ThreadStats, Window};
-use crate::topology::CpuMap;
-use locklab_dsl::plan::{Dist, Machine, PlacementPolicy, Point, WakeupScenario, WakeupSpec};
+use locklab_model::plan::{Dist, Machine, PlacementPolicy, Point, WakeupScenario, WakeupSpec};
+use locklab_model::records::RunRecord;
+use locklab_model::topology::CpuMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 

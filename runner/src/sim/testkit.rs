@@ -5,8 +5,8 @@ use super::engine::{Machine, SimConfig};
 use super::rng::mix;
 use crate::env::{Addr, Env, LineAlloc};
 use crate::stats::{ThreadStats, Window};
-use crate::topology::{place, CpuMap, ThreadSlot};
-use locklab_dsl::plan::{Costs, Machine as Spec, Placement, PlacementKind};
+use locklab_model::plan::{Costs, Machine as Spec, Placement, PlacementKind};
+use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -265,8 +265,8 @@ pub fn run_single(
 
 pub use crate::sim::bench::{lock2_point, x5_4};
 
-pub fn plan_of(m: &Spec, points: Vec<locklab_dsl::plan::Point>) -> locklab_dsl::plan::Plan {
-    use locklab_dsl::plan::{Mode, Plan, RunSpec, Topology, PLAN_SCHEMA_VERSION};
+pub fn plan_of(m: &Spec, points: Vec<locklab_model::plan::Point>) -> locklab_model::plan::Plan {
+    use locklab_model::plan::{Mode, Plan, RunSpec, Topology, PLAN_SCHEMA_VERSION};
     let points = points
         .into_iter()
         .enumerate()

@@ -2,7 +2,7 @@
 
 use super::testkit::*;
 use crate::env::{Addr, Env, LineAlloc};
-use locklab_dsl::plan::PlacementKind;
+use locklab_model::plan::PlacementKind;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -251,7 +251,7 @@ fn a_deadlock_is_reported_not_hung() {
 #[test]
 fn run_point_is_deterministic_and_run_points_ignores_the_job_count() {
     use super::{run_point, run_points};
-    use locklab_dsl::plan::{CnaParams, CnaVariant, LockAlgo};
+    use locklab_model::plan::{CnaParams, CnaVariant, LockAlgo};
     let m = x5_4();
     let cna = LockAlgo::Cna(CnaParams {
         threshold_ns: 20_000,
@@ -290,7 +290,7 @@ fn run_point_is_deterministic_and_run_points_ignores_the_job_count() {
 #[test]
 fn every_lock_algorithm_runs_simulated() {
     use super::run_point;
-    use locklab_dsl::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
+    use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
     let m = spec(2, 4, 2, 10, 50, 190);
     let algos = vec![
         LockAlgo::Tas,
@@ -343,7 +343,7 @@ fn every_lock_algorithm_runs_simulated() {
 #[test]
 fn points_that_do_not_fit_the_model_are_skipped_with_a_reason() {
     use super::run_point;
-    use locklab_dsl::plan::LockAlgo;
+    use locklab_model::plan::LockAlgo;
     let m = spec(1, 4, 1, 10, 50, 190);
     let plan = plan_of(&m, vec![lock2_point(LockAlgo::Mcs, 5, 1)]);
     let r = run_point(&plan, &plan.points[0], 0, 10_000, 0);
@@ -354,12 +354,12 @@ fn points_that_do_not_fit_the_model_are_skipped_with_a_reason() {
 mod sched_model {
     use super::super::run_point;
     use crate::sim::testkit::{plan_of, spec};
-    use locklab_dsl::plan::{
+    use locklab_model::plan::{
         Dist, LockAlgo, LockSpec, Placement, PlacementKind, PlacementPolicy, Point, SchedParams,
         WakeupScenario, WakeupSpec, Workload,
     };
 
-    fn x5570() -> locklab_dsl::plan::Machine {
+    fn x5570() -> locklab_model::plan::Machine {
         let mut m = spec(2, 4, 2, 7, 37, 74);
         m.l2_bytes = Some(256 << 10);
         m.llc_bytes = Some(8 << 20);
@@ -417,11 +417,11 @@ mod sched_model {
         }
     }
 
-    fn run(p: Point) -> locklab_dsl::plan::Plan {
+    fn run(p: Point) -> locklab_model::plan::Plan {
         plan_of(&x5570(), vec![p])
     }
 
-    fn measure(p: Point) -> (f64, f64, crate::records::RunRecord) {
+    fn measure(p: Point) -> (f64, f64, locklab_model::records::RunRecord) {
         let plan = run(p);
         let r = run_point(&plan, &plan.points[0], 0, 400_000_000, 50_000_000);
         assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
@@ -463,7 +463,8 @@ mod sched_model {
             let (o, mo, ro) = measure(point(Old, Messaging, 0, ws));
             let (n, mn, rn) = measure(point(Patched, Messaging, 0, ws));
             assert!(mn > mo, "{mn} vs {mo}");
-            let refill = |r: &crate::records::RunRecord| r.point.extra["refill_per_burst_ns"];
+            let refill =
+                |r: &locklab_model::records::RunRecord| r.point.extra["refill_per_burst_ns"];
             assert!(
                 refill(&rn) >= refill(&ro),
                 "{} vs {}",

@@ -21,7 +21,7 @@ use super::{sample, View};
 use crate::env::Env;
 use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
-use locklab_dsl::plan::{BreakPolicy, BulkClass, Dist};
+use locklab_model::plan::{BreakPolicy, BulkClass, Dist};
 
 /// Pick a class index by weight (class indices follow `super::classes`).
 fn pick<E: Env>(mix: &[BulkClass], class_of: &[usize], total: u64, env: &E) -> (usize, u32) {

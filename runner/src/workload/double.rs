@@ -34,7 +34,7 @@ use super::{sample, View};
 use crate::env::Env;
 use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
-use locklab_dsl::plan::{Dist, DoubleLockPolicy};
+use locklab_model::plan::{Dist, DoubleLockPolicy};
 
 pub struct Params<'a> {
     pub policy: DoubleLockPolicy,
@@ -150,7 +150,7 @@ mod tests {
     use crate::locks::tas::Tas;
     use crate::locks::ticket::Ticket;
     use crate::sim::testkit::{machine, plan_of, slots, spec};
-    use locklab_dsl::plan::{LockAlgo, LockSpec, Placement, PlacementKind, Point, Workload};
+    use locklab_model::plan::{LockAlgo, LockSpec, Placement, PlacementKind, Point, Workload};
     use std::cell::Cell;
     use std::future::Future;
     use std::pin::Pin;

@@ -23,7 +23,7 @@ use crate::locks::ticket::Ticket;
 use crate::locks::ttas::Ttas;
 use crate::locks::{AnyLock, LocalState, Lock};
 use crate::stats::ThreadStats;
-use locklab_dsl::plan::{Dist, Point, Workload};
+use locklab_model::plan::{Dist, Point, Workload};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// The locks and shared data lines of one point. All locks of a point run one

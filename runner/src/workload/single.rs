@@ -5,7 +5,7 @@ use super::{sample, View};
 use crate::env::Env;
 use crate::locks::{LocalState, Lock};
 use crate::stats::ThreadStats;
-use locklab_dsl::plan::Dist;
+use locklab_model::plan::Dist;
 
 pub async fn run<E: Env, L: Lock>(
     critical: &Dist,

@@ -3,10 +3,10 @@
 
 use crate::common::{all_algos, cna, point, single};
 use crate::step::{run_all, Sched, StepEnv, World};
-use locklab_dsl::plan::{CnaVariant, LockAlgo, Workload};
+use locklab_model::plan::{CnaVariant, LockAlgo, Workload};
+use locklab_model::records::RunRecord;
 use locklab_runner::env::{Addr, Env, LineAlloc};
 use locklab_runner::locks::{AnyLock, LocalState};
-use locklab_runner::records::RunRecord;
 use locklab_runner::stats::{self, RunContext, ThreadStats, Window};
 use locklab_runner::workload;
 use std::cell::Cell;
@@ -192,7 +192,7 @@ pub fn run_workload_grants(
     let ctx = RunContext {
         point: 0,
         point_id: "step".into(),
-        mode: locklab_dsl::plan::Mode::Sim,
+        mode: locklab_model::plan::Mode::Sim,
         rep: 0,
         seed: 0,
         lock: algo.kind_name().into(),

@@ -1,6 +1,6 @@
 //! Shared test helpers: every algorithm, and plan fragments.
 
-use locklab_dsl::plan::*;
+use locklab_model::plan::*;
 use std::collections::BTreeMap;
 
 /// Every algorithm with representative parameters, and a label.

@@ -17,7 +17,7 @@
 //!   executor's seeded interleavings. CNA's queue surgery is modelled through v14,
 //!   which runs the same `order_queue` step once per head.
 
-use locklab_dsl::plan::{CnaParams, CnaVariant, LockAlgo};
+use locklab_model::plan::{CnaParams, CnaVariant, LockAlgo};
 use locklab_runner::env::LineAlloc;
 use locklab_runner::locks::{AnyLock, LocalState};
 use locklab_runner::native::{block_on, Arena, Clock, NativeEnv};

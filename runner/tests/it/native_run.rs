@@ -2,9 +2,9 @@
 //! box's own topology): records, skips with reasons, progress, classes.
 
 use crate::common::{all_algos, plan, point, single};
-use locklab_dsl::plan::*;
+use locklab_model::plan::*;
+use locklab_model::topology::{CpuInfo, CpuMap};
 use locklab_runner::native::{pin, run_point, run_point_with_progress, NativeOptions, Spin};
-use locklab_runner::topology::{CpuInfo, CpuMap};
 use std::cell::RefCell;
 
 /// A one-socket table over the CPUs this process may use (at most 2).
@@ -47,7 +47,7 @@ const D: u64 = 10_000_000;
 /// On a shared machine a thread can lose its CPU for a whole short window, so "it
 /// made progress" is asserted only when the threads actually ran: zero operations
 /// with every thread on its CPU all window long would be a stuck lock.
-fn progressed_or_lost_cpu(r: &locklab_runner::records::RunRecord, what: &str) {
+fn progressed_or_lost_cpu(r: &locklab_model::records::RunRecord, what: &str) {
     let min_ratio = r
         .point
         .extra

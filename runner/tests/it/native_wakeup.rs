@@ -3,9 +3,9 @@
 //! thresholds: CI is a noisy 2-core VM.
 
 use crate::common::{plan, point};
-use locklab_dsl::plan::*;
+use locklab_model::plan::*;
+use locklab_model::topology::{CpuInfo, CpuMap};
 use locklab_runner::native::{pin, run_point, NativeOptions};
-use locklab_runner::topology::{CpuInfo, CpuMap};
 
 fn map(allowed: &[u32]) -> CpuMap {
     let cpus: Vec<CpuInfo> = allowed
@@ -55,7 +55,7 @@ fn volano(working_set_bytes: u64) -> Workload {
     })
 }
 
-fn finite(r: &locklab_runner::records::RunRecord, key: &str) -> f64 {
+fn finite(r: &locklab_model::records::RunRecord, key: &str) -> f64 {
     let v = r.point.extra.get(key).copied().unwrap_or(f64::NAN);
     assert!(v.is_finite(), "{key} = {v}");
     v

@@ -5,7 +5,7 @@
 //! fails deterministically whatever the timing.
 
 use crate::common::all_algos;
-use locklab_dsl::plan::LockAlgo;
+use locklab_model::plan::LockAlgo;
 use locklab_runner::env::{Addr, Env, LineAlloc};
 use locklab_runner::locks::{AnyLock, LocalState};
 use locklab_runner::native::{block_on, Arena, NativeEnv};
@@ -94,7 +94,7 @@ fn cna_with_virtual_nodes_and_a_zero_threshold_survives_stress() {
     // Nodes alternate so the head always finds remote successors to park, and a
     // zero threshold flushes them at once: the secondary queue churns constantly.
     let mut alloc = LineAlloc::new();
-    let algo = crate::common::cna(locklab_dsl::plan::CnaVariant::V15, 0, 0.0);
+    let algo = crate::common::cna(locklab_model::plan::CnaVariant::V15, 0, 0.0);
     let lock = AnyLock::new(&algo, &mut alloc, THREADS, 0);
     let counter = Addr::new(alloc.line(), 0);
     let arena = Arena::new(alloc.count() as usize, 1);

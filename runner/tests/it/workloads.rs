@@ -2,8 +2,8 @@
 
 use crate::behaviour::{run_workload, run_workload_grants};
 use crate::step::Sched;
-use locklab_dsl::plan::{BreakPolicy, BulkClass, Dist, DoubleLockPolicy, LockAlgo, Workload};
-use locklab_runner::records::RunRecord;
+use locklab_model::plan::{BreakPolicy, BulkClass, Dist, DoubleLockPolicy, LockAlgo, Workload};
+use locklab_model::records::RunRecord;
 
 fn double(policy: DoubleLockPolicy) -> Workload {
     Workload::DoubleLock {
@@ -15,7 +15,7 @@ fn double(policy: DoubleLockPolicy) -> Workload {
     }
 }
 
-fn passes(r: &locklab_runner::records::RunRecord) -> Vec<u64> {
+fn passes(r: &locklab_model::records::RunRecord) -> Vec<u64> {
     r.threads
         .iter()
         .filter(|t| t.class == "pass")

@@ -4,7 +4,7 @@
 //! (written by `locklab-analysis`, so that this crate stays free of polars). Column
 //! names carry units. Metric definitions are in `crate::stats` and METRICS.md.
 
-use locklab_dsl::plan::Mode;
+use crate::plan::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

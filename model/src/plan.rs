@@ -615,6 +615,25 @@ pub struct MetricRef {
     pub baseline: Option<String>,
 }
 
+/// Selector keys that are result dimensions rather than sweep axes.
+pub const DIMENSIONS: &[&str] = &[
+    "mode",
+    "thread",
+    "cpu",
+    "node",
+    "class",
+    "from_node",
+    "to_node",
+    "remote",
+];
+
+/// The dimensions that select rows of the thread and hand-off tables (every
+/// dimension but `mode`, which every table has).
+pub const ROW_DIMENSIONS: &[&str] = {
+    let (_, rows) = DIMENSIONS.split_at(1);
+    rows
+};
+
 /// Metrics a claim or plot may name, and where each lives.
 pub const POINT_METRICS: &[&str] = &[
     "throughput_ops_s",

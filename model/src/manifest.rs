@@ -3,8 +3,8 @@
 //! Written by the CLI at the start of a run (and completed at the end), read by
 //! `report`, `compare` and `reproduce`.
 
+use crate::plan::{Mode, Plan};
 use crate::topology::CpuMap;
-use locklab_dsl::plan::{Mode, Plan};
 use serde::{Deserialize, Serialize};
 
 pub const MANIFEST_SCHEMA_VERSION: u32 = 1;
@@ -20,7 +20,7 @@ pub struct Manifest {
     /// The command line as typed (argv joined with spaces, quoted where needed).
     pub command_line: Vec<String>,
     /// The experiment file and every include, with SHA-256 (copied from the plan).
-    pub sources: Vec<locklab_dsl::plan::SourceFile>,
+    pub sources: Vec<crate::plan::SourceFile>,
     pub master_seed: u64,
     pub modes: Vec<Mode>,
     pub quick: bool,

@@ -3,7 +3,7 @@
 //! Both executors use this: the simulator to price cache-line transfers, the native
 //! runner to pin threads and to attribute hand-offs to nodes.
 
-use locklab_dsl::plan::{Costs, Machine, Placement, PlacementKind};
+use crate::plan::{Costs, Machine, Placement, PlacementKind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

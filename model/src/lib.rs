@@ -1,0 +1,17 @@
+//! locklab's plain data, shared by every other crate and depending on none of them.
+//!
+//! - [`plan::Plan`]: what the language decided, fully resolved: every point concrete,
+//!   every unit normalised (ns, bytes, Hz).
+//! - [`records::RunRecord`]: what an executor measured for one point × mode ×
+//!   repetition.
+//! - [`manifest::Manifest`]: what a results directory records to be reproducible.
+//! - [`topology::CpuMap`]: the CPUs of a modelled or detected machine, distances and
+//!   thread placement.
+//!
+//! Architecture Invariant: this crate does no IO and knows nothing of the grammar,
+//! the executors or the dataframes. Everything here is plain data with serde.
+
+pub mod manifest;
+pub mod plan;
+pub mod records;
+pub mod topology;

@@ -989,7 +989,7 @@ fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
 }
 
 fn crate_units_duration(ns: f64) -> String {
-    locklab_model::plan::crate_units::duration_label(ns.max(0.0).round() as u64)
+    locklab_model::units::duration_label(ns.max(0.0).round() as u64)
 }
 
 fn band_label(lo: f64, hi: f64, strict: bool) -> String {

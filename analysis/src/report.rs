@@ -192,8 +192,8 @@ fn manifest_rows(r: &Results) -> Vec<(String, String)> {
             format!(
                 "{} × {} (warm-up {})",
                 m.plan.run.repetitions,
-                locklab_model::plan::crate_units::duration_label(m.plan.run.duration_ns),
-                locklab_model::plan::crate_units::duration_label(m.plan.run.warmup_ns)
+                locklab_model::units::duration_label(m.plan.run.duration_ns),
+                locklab_model::units::duration_label(m.plan.run.warmup_ns)
             ),
         ),
         ("points".into(), m.plan.points.len().to_string()),

@@ -579,8 +579,8 @@ impl<'l> Ctx<'l> {
                         v.span,
                         format!(
                             "`uniform` needs lo <= hi, found {} > {}",
-                            crate_units::duration_label(a),
-                            crate_units::duration_label(b)
+                            locklab_model::units::duration_label(a),
+                            locklab_model::units::duration_label(b)
                         ),
                     );
                     return None;

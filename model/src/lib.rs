@@ -12,6 +12,8 @@
 //! the executors or the dataframes. Everything here is plain data with serde.
 
 pub mod manifest;
+pub mod metrics;
 pub mod plan;
 pub mod records;
 pub mod topology;
+pub mod units;

@@ -176,8 +176,8 @@ impl Value {
         match self {
             Value::Int(i) => i.to_string(),
             Value::Float(f) => format!("{f}"),
-            Value::Duration(ns) => crate_units::duration_label(*ns),
-            Value::Size(b) => crate_units::size_label(*b),
+            Value::Duration(ns) => crate::units::duration_label(*ns),
+            Value::Size(b) => crate::units::size_label(*b),
             Value::Freq(hz) => format!("{}GHz", *hz as f64 / 1e9),
             Value::Str(s) => s.clone(),
             Value::Bool(b) => b.to_string(),
@@ -192,47 +192,6 @@ impl Value {
             Value::Freq(_) => "_hz",
             _ => "",
         }
-    }
-}
-
-/// Unit formatting shared by labels and diagnostics.
-pub mod crate_units {
-    pub fn duration_label(ns: u64) -> String {
-        const UNITS: [(u64, &str); 4] = [
-            (1_000_000_000, "s"),
-            (1_000_000, "ms"),
-            (1_000, "us"),
-            (1, "ns"),
-        ];
-        for (scale, unit) in UNITS {
-            if ns >= scale && ns % scale == 0 {
-                return format!("{}{unit}", ns / scale);
-            }
-        }
-        if ns == 0 {
-            return "0ns".into();
-        }
-        for (scale, unit) in UNITS {
-            if ns >= scale {
-                return format!("{}{unit}", ns as f64 / scale as f64);
-            }
-        }
-        format!("{ns}ns")
-    }
-
-    pub fn size_label(b: u64) -> String {
-        const UNITS: [(u64, &str); 4] = [
-            (1 << 30, "GiB"),
-            (1 << 20, "MiB"),
-            (1 << 10, "KiB"),
-            (1, "B"),
-        ];
-        for (scale, unit) in UNITS {
-            if b >= scale && b % scale == 0 {
-                return format!("{}{unit}", b / scale);
-            }
-        }
-        format!("{b}B")
     }
 }
 

@@ -79,8 +79,8 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
     let _ = writeln!(
         s,
         "each repetition: {} warm-up + {} measured",
-        locklab_model::plan::crate_units::duration_label(t.warmup_ns),
-        locklab_model::plan::crate_units::duration_label(t.duration_ns)
+        locklab_model::units::duration_label(t.warmup_ns),
+        locklab_model::units::duration_label(t.duration_ns)
     );
     for &m in &plan.run.modes {
         let note = match m {

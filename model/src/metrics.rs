@@ -1,0 +1,286 @@
+//! The metric registry: every metric locklab measures, defined once.
+//!
+//! A metric's name is its column name (units as suffixes: `wait_p99_ns`,
+//! `throughput_ops_s`). Everything else that talks about metrics derives from
+//! [`METRICS`]: which names a claim or plot may use (the language), the columns of the
+//! stored tables and how their rows combine (the analysis), figure labels, the
+//! headline of `locklab compare`, and the metric table of `docs/metrics.md` (a test
+//! ties the two together).
+//!
+//! ```
+//! use locklab_model::metrics::{self, Combine, Table};
+//! let m = metrics::get("wait_p99_ns").unwrap();
+//! assert!(m.in_table(Table::Threads));
+//! assert_eq!(m.combine, Combine::Max);
+//! assert_eq!(m.axis_label(), "wait p99 (ns)");
+//! ```
+
+/// Where a metric's values are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Table {
+    /// `points.parquet`: one row per point × mode × repetition.
+    Points,
+    /// `threads.parquet`: one row per thread (and wait class).
+    Threads,
+    /// `handoffs.parquet`: one row per (from node, to node) pair.
+    Handoffs,
+}
+
+impl Table {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Table::Points => "points",
+            Table::Threads => "threads",
+            Table::Handoffs => "handoffs",
+        }
+    }
+
+    /// The column that weighs a row in a [`Combine::WeightedMean`].
+    pub fn weight_column(self) -> &'static str {
+        match self {
+            Table::Points | Table::Threads => "acquisitions",
+            Table::Handoffs => "count",
+        }
+    }
+}
+
+/// The unit of a metric's values (what its column holds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// Nanoseconds; shown as durations (`1.2us`).
+    Nanos,
+    /// Operations per second.
+    OpsPerSec,
+    /// A count of events.
+    Count,
+    /// A ratio of two like quantities (×).
+    Ratio,
+    /// A share between 0 and 1.
+    Fraction,
+    /// A dimensionless index or statistic.
+    Index,
+}
+
+impl Unit {
+    /// The unit as written after an axis label, or `None` for dimensionless values.
+    pub fn symbol(self) -> Option<&'static str> {
+        match self {
+            Unit::Nanos => Some("ns"),
+            Unit::OpsPerSec => Some("ops/s"),
+            Unit::Ratio => Some("×"),
+            Unit::Count | Unit::Fraction | Unit::Index => None,
+        }
+    }
+}
+
+/// How the rows a selection picks within one repetition (the threads of a node, the
+/// hand-offs between remote nodes) combine into one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Counts and shares add up.
+    Sum,
+    /// Tail quantiles, maxima and bypass: the largest of the rows (an upper bound on
+    /// the group's own quantile).
+    Max,
+    /// Medians and means: the mean weighted by the table's weight column
+    /// ([`Table::weight_column`]).
+    WeightedMean,
+    /// Only ever one row per repetition (a point-table metric).
+    Single,
+}
+
+/// Which direction is an improvement (for `compare` verdicts and figure captions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither direction is better in itself (a share, a locality fraction).
+    Neither,
+}
+
+/// One metric.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Metric {
+    /// The column name, and the name claims and plots use.
+    pub name: &'static str,
+    /// A short noun phrase for axis labels and tables, without the unit.
+    pub label: &'static str,
+    pub unit: Unit,
+    /// The tables holding a column of this name. Empty for metrics computed by the
+    /// analysis from other columns (`speedup`).
+    pub tables: &'static [Table],
+    pub combine: Combine,
+    pub better: Better,
+    /// The values the metric can take at all, inclusive: a claim whose band contains
+    /// the whole range cannot fail.
+    pub range: (f64, f64),
+    /// Only some workloads or modes measure it (a missing value is not an error).
+    pub optional: bool,
+    /// The definition, as in `docs/metrics.md`.
+    pub doc: &'static str,
+}
+
+impl Metric {
+    pub fn in_table(&self, t: Table) -> bool {
+        self.tables.contains(&t)
+    }
+
+    /// True for metrics the analysis derives rather than reads from a column.
+    pub fn is_derived(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// `wait p99 (ns)`, `throughput (ops/s)`, `Jain's index`.
+    pub fn axis_label(&self) -> String {
+        match self.unit.symbol() {
+            Some(u) => format!("{} ({u})", self.label),
+            None => self.label.to_string(),
+        }
+    }
+}
+
+const INF: f64 = f64::INFINITY;
+const NON_NEGATIVE: (f64, f64) = (0.0, INF);
+const UNIT_INTERVAL: (f64, f64) = (0.0, 1.0);
+
+use Better::*;
+use Combine::*;
+use Table::*;
+use Unit::*;
+
+const P: &[Table] = &[Points];
+const PT: &[Table] = &[Points, Threads];
+const PTH: &[Table] = &[Points, Threads, Handoffs];
+const T: &[Table] = &[Threads];
+const H: &[Table] = &[Handoffs];
+
+macro_rules! metric {
+    ($name:literal, $label:literal, $unit:expr, $tables:expr, $combine:expr, $better:expr, $range:expr, $doc:literal) => {
+        metric!($name, $label, $unit, $tables, $combine, $better, $range, false, $doc)
+    };
+    ($name:literal, $label:literal, $unit:expr, $tables:expr, $combine:expr, $better:expr, $range:expr, $optional:expr, $doc:literal) => {
+        Metric {
+            name: $name,
+            label: $label,
+            unit: $unit,
+            tables: $tables,
+            combine: $combine,
+            better: $better,
+            range: $range,
+            optional: $optional,
+            doc: $doc,
+        }
+    };
+}
+
+/// Every metric, in the order of the documentation.
+pub const METRICS: &[Metric] = &[
+    metric!("throughput_ops_s", "throughput", OpsPerSec, P, Single, Higher, NON_NEGATIVE,
+        "Σ acquisitions (or workload operations: passes, requests, wake-ups) / measured wall seconds"),
+    metric!("speedup", "speedup over baseline", Ratio, &[], Single, Higher, NON_NEGATIVE,
+        "throughput / throughput of the baseline point: the same point with the baseline lock (`over LOCK`), or the point named by `over LOCK[...]`"),
+    metric!("acquisitions", "acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
+        "acquisitions completed inside the measured window (per point, or per thread)"),
+    metric!("ops", "operations", Count, P, Single, Higher, NON_NEGATIVE,
+        "workload operations completed inside the measured window (= acquisitions for a single lock)"),
+    metric!("cpu_ns_per_acq", "CPU time per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
+        "Σ thread CPU ns / Σ acquisitions (native; lockhammer's `cpu_ns/lock`)"),
+    metric!("overhead_ns", "overhead per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
+        "(Σ thread CPU ns − Σ acquisitions × (achieved critical + outside ns)) / Σ acquisitions, clamped at 0 per thread (lockhammer)"),
+    metric!("share", "share of acquisitions", Fraction, T, Sum, Neither, UNIT_INTERVAL,
+        "a thread's acquisitions / Σ acquisitions"),
+    metric!("jain", "Jain's fairness index (1 = fair)", Index, P, Single, Higher, UNIT_INTERVAL,
+        "(Σ xᵢ)² / (n · Σ xᵢ²) over per-thread acquisitions; 1 = perfectly fair, 1/n = one thread takes all"),
+    metric!("cov_acq", "coefficient of variation of acquisitions", Index, P, Single, Lower, NON_NEGATIVE,
+        "population standard deviation of per-thread acquisitions / their mean (lockhammer's `lasom`)"),
+    metric!("max_min", "max/min acquisitions", Ratio, P, Single, Lower, (1.0, INF),
+        "max / min per-thread acquisitions (infinite when a thread never acquires)"),
+    metric!("fairness_factor", "fairness factor (0.5 = fair)", Fraction, P, Single, Lower, UNIT_INTERVAL,
+        "acquisitions of the top ⌊n/2⌋ threads / Σ acquisitions; 0.5 = fair, → 1 = starvation (CNA paper)"),
+    metric!("window_fairness_factor_max", "worst windowed fairness factor", Fraction, P, Single, Lower, UNIT_INTERVAL, true,
+        "the highest fairness factor over consecutive windows of `fairness_window_ns` inside the measured window"),
+    metric!("wait_p50_ns", "wait p50", Nanos, PTH, WeightedMean, Lower, NON_NEGATIVE,
+        "median time from the start of `acquire` to holding the lock"),
+    metric!("wait_p99_ns", "wait p99", Nanos, PTH, Max, Lower, NON_NEGATIVE,
+        "99th percentile of the wait to acquire"),
+    metric!("wait_p999_ns", "wait p99.9", Nanos, PT, Max, Lower, NON_NEGATIVE,
+        "99.9th percentile of the wait to acquire"),
+    metric!("wait_max_ns", "worst wait", Nanos, PTH, Max, Lower, NON_NEGATIVE,
+        "the longest wait to acquire"),
+    metric!("wait_mean_ns", "mean wait", Nanos, PT, WeightedMean, Lower, NON_NEGATIVE,
+        "mean wait to acquire"),
+    metric!("hold_mean_ns", "mean hold", Nanos, PT, WeightedMean, Neither, NON_NEGATIVE,
+        "mean time from holding the lock to releasing it"),
+    metric!("bypass_max", "worst bypass", Count, PT, Max, Lower, NON_NEGATIVE,
+        "the most acquisitions by other threads while one thread waited (from a FIFO lock's doorway); at most threads − 1 for a FIFO lock"),
+    metric!("bypass_mean", "mean bypass", Count, P, Single, Lower, NON_NEGATIVE,
+        "mean acquisitions by other threads while a thread waited"),
+    metric!("handoff_local_frac", "share of same-node hand-offs", Fraction, P, Single, Neither, UNIT_INTERVAL, true,
+        "share of hand-offs whose previous and next holder are on the same node"),
+    metric!("count", "hand-offs", Count, H, Sum, Neither, NON_NEGATIVE,
+        "hand-offs from a holder on `from_node` to one on `to_node`"),
+    metric!("cpu_ns", "CPU time", Nanos, T, Sum, Neither, NON_NEGATIVE, true,
+        "a thread's CPU time in the measured window (native)"),
+    metric!("cpu_wall_ratio", "CPU time / wall time", Ratio, P, Single, Higher, NON_NEGATIVE, true,
+        "Σ thread CPU time / (wall × threads); below about 0.97 a thread lost its CPU (noise gate)"),
+    metric!("critical_nominal_ns", "critical section, nominal", Nanos, P, Single, Neither, NON_NEGATIVE,
+        "the critical-section length the workload asks for (mean of its distribution)"),
+    metric!("critical_achieved_ns", "critical section, achieved", Nanos, P, Single, Neither, NON_NEGATIVE, true,
+        "the critical-section length the work loop achieved, measured"),
+    metric!("outside_nominal_ns", "outside work, nominal", Nanos, P, Single, Neither, NON_NEGATIVE,
+        "the work between releases and the next acquire the workload asks for"),
+    metric!("outside_achieved_ns", "outside work, achieved", Nanos, P, Single, Neither, NON_NEGATIVE, true,
+        "the outside work the work loop achieved, measured"),
+    metric!("migrations_per_wakeup", "migrations per wake-up", Ratio, P, Single, Neither, NON_NEGATIVE, true,
+        "wake-up workload: task migrations / wake-ups"),
+    metric!("wake_latency_p50_ns", "wake-up latency p50", Nanos, P, Single, Lower, NON_NEGATIVE, true,
+        "wake-up workload: median time from wake-up to running"),
+    metric!("wake_latency_p99_ns", "wake-up latency p99", Nanos, P, Single, Lower, NON_NEGATIVE, true,
+        "wake-up workload: 99th percentile of the time from wake-up to running"),
+];
+
+/// The metric of this name.
+pub fn get(name: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+/// Every metric name, in registry order.
+pub fn names() -> impl Iterator<Item = &'static str> + Clone {
+    METRICS.iter().map(|m| m.name)
+}
+
+/// The metrics with a column in `table`, in registry order.
+pub fn in_table(table: Table) -> impl Iterator<Item = &'static Metric> + Clone {
+    METRICS.iter().filter(move |m| m.in_table(table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_carry_their_unit() {
+        let mut seen = std::collections::BTreeSet::new();
+        for m in METRICS {
+            assert!(seen.insert(m.name), "{} twice", m.name);
+            if m.unit == Nanos {
+                // `cpu_ns_per_acq` keeps lockhammer's spelling.
+                assert!(m.name.contains("_ns"), "{}", m.name);
+            }
+            if m.name.ends_with("_ns") {
+                assert_eq!(m.unit, Nanos, "{}", m.name);
+            }
+            if m.tables == [Points] {
+                assert_eq!(m.combine, Single, "{}", m.name);
+            }
+            assert!(m.range.0 <= m.range.1, "{}", m.name);
+        }
+    }
+
+    #[test]
+    fn row_tables_weigh_by_their_own_count() {
+        assert_eq!(Threads.weight_column(), "acquisitions");
+        assert_eq!(Handoffs.weight_column(), "count");
+        assert!(get("count").unwrap().in_table(Handoffs));
+    }
+}

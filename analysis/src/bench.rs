@@ -139,6 +139,7 @@ fn bench_plan(points: usize) -> Plan {
         .collect();
     let sp = |x: i64| {
         Expr::Metric(MetricRef {
+            target: Default::default(),
             metric: "speedup".into(),
             select: vec![
                 ("lock".into(), Value::Str("cna".into())),
@@ -213,6 +214,7 @@ fn bench_plan(points: usize) -> Plan {
                 "trend",
                 ClaimKind::Trend {
                     metric: MetricRef {
+                        target: Default::default(),
                         metric: "speedup".into(),
                         select: vec![("lock".into(), Value::Str("cna".into()))],
                         baseline: Some("stock".into()),
@@ -227,6 +229,7 @@ fn bench_plan(points: usize) -> Plan {
                 "cpu",
                 ClaimKind::Band {
                     expr: Expr::Metric(MetricRef {
+                        target: Default::default(),
                         metric: "wait_p99_ns".into(),
                         select: cna0(("cpu", Value::Int(7))),
                         baseline: None,
@@ -240,6 +243,7 @@ fn bench_plan(points: usize) -> Plan {
                 "remote",
                 ClaimKind::Band {
                     expr: Expr::Metric(MetricRef {
+                        target: Default::default(),
                         metric: "wait_max_ns".into(),
                         select: cna0(("remote", Value::Bool(true))),
                         baseline: None,

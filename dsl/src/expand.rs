@@ -1804,6 +1804,7 @@ fn metric_ref(
         }
     }
     Some(MetricRef {
+        target: Default::default(),
         metric: name.clone(),
         select,
         baseline,

@@ -567,11 +567,32 @@ pub enum BinOp {
 /// The selection must resolve to one value after aggregating repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRef {
-    /// A column of METRICS.md (`throughput_ops_s`, `wait_p99_ns`, `speedup`, ...).
+    /// A name of the metric registry (`crate::metrics`).
     pub metric: String,
+    /// The selection as written, the group's keys merged in (for labels).
     pub select: Vec<(String, Value)>,
-    /// For `speedup`: the lock name of the baseline (same values of every other axis).
+    /// For `speedup`: the lock name of the baseline, as written.
     pub baseline: Option<String>,
+    /// What the language resolved the reference to; the analysis reads exactly this.
+    #[serde(default)]
+    pub target: Target,
+}
+
+/// The rows a metric reference reads, decided once by the language: the analysis
+/// never selects points or baselines again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// The point (index into `Plan::points`).
+    pub point: u32,
+    /// For `speedup`: the baseline point. It differs from `point` only in the lock
+    /// and the lock's own parameters, or is the point named by `over LOCK[...]`.
+    pub baseline: Option<u32>,
+    /// Row-dimension selectors (`thread`, `cpu`, `node`, `class`, `from_node`,
+    /// `to_node`, `remote`): which rows of the point's thread or hand-off table.
+    pub rows: Vec<(String, Value)>,
+    /// The modes the reference is read in: the selector's `mode`, else every mode
+    /// the point (and its baseline) runs in.
+    pub modes: Vec<Mode>,
 }
 
 /// Selector keys that are result dimensions rather than sweep axes.

@@ -285,6 +285,7 @@ pub fn manifest(plan: &Plan) -> Manifest {
 
 pub fn mref(metric: &str, select: &[(&str, Value)], baseline: Option<&str>) -> MetricRef {
     MetricRef {
+        target: Default::default(),
         metric: metric.into(),
         select: select
             .iter()

@@ -127,6 +127,8 @@ fn bench_plan(points: usize) -> Plan {
                     } else {
                         LockAlgo::Qspinlock
                     },
+                    axis: Some("lock".into()),
+                    params: vec![],
                 },
                 workload: single.clone(),
                 placement: Placement {
@@ -146,6 +148,7 @@ fn bench_plan(points: usize) -> Plan {
                 ("x".into(), Value::Int(x)),
             ],
             baseline: Some("stock".into()),
+            baseline_select: vec![],
         })
     };
     let claim = |id: &str, kind| Claim {
@@ -156,6 +159,7 @@ fn bench_plan(points: usize) -> Plan {
         line: 1,
         gating: true,
         kind,
+        modes: vec![],
     };
     let cna0 = |extra: (&str, Value)| {
         vec![
@@ -218,11 +222,13 @@ fn bench_plan(points: usize) -> Plan {
                         metric: "speedup".into(),
                         select: vec![("lock".into(), Value::Str("cna".into()))],
                         baseline: Some("stock".into()),
+                        baseline_select: vec![],
                     },
                     axis: "x".into(),
                     values: (0..10).map(Value::Int).collect(),
                     direction: TrendDirection::Decreasing,
                     min_rho: 0.8,
+                    series: Default::default(),
                 },
             ),
             claim(
@@ -233,6 +239,7 @@ fn bench_plan(points: usize) -> Plan {
                         metric: "wait_p99_ns".into(),
                         select: cna0(("cpu", Value::Int(7))),
                         baseline: None,
+                        baseline_select: vec![],
                     }),
                     lo: 0.0,
                     hi: 1e9,
@@ -247,6 +254,7 @@ fn bench_plan(points: usize) -> Plan {
                         metric: "wait_max_ns".into(),
                         select: cna0(("remote", Value::Bool(true))),
                         baseline: None,
+                        baseline_select: vec![],
                     }),
                     lo: 0.0,
                     hi: 1e9,

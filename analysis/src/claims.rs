@@ -1207,6 +1207,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
             values,
             direction,
             min_rho,
+            ..
         } => {
             if metric.select.iter().any(|(k, _)| k == axis) {
                 return err(format!(

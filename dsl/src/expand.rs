@@ -8,7 +8,7 @@ use crate::syntax::{
     PlotStmt, Step, Stmt, Val, ValKind,
 };
 use crate::units::{self, cmp_values, same_type, value_noun, Dim, Scalar};
-use crate::{LoadOptions, DIMENSIONS, THREAD_METRICS};
+use crate::{LoadOptions, DIMENSIONS};
 use locklab_model::plan::*;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -447,6 +447,8 @@ pub fn experiment(
                             lock: LockSpec {
                                 name: String::new(),
                                 algo: LockAlgo::Tas,
+                                axis: None,
+                                params: Vec::new(),
                             },
                             workload: Workload::SingleLock {
                                 critical: Dist::Fixed { ns: 0 },
@@ -1464,7 +1466,7 @@ struct ClaimCx<'a> {
 }
 
 fn metric_names() -> impl Iterator<Item = &'static str> + Clone {
-    POINT_METRICS.iter().chain(THREAD_METRICS).copied()
+    locklab_model::metrics::names()
 }
 
 fn check_dup_keys(ctx: &mut Ctx, file: usize, items: &[(Ident, Val)]) -> bool {
@@ -1808,6 +1810,7 @@ fn metric_ref(
         metric: name.clone(),
         select,
         baseline,
+        baseline_select: Vec::new(),
     })
 }
 
@@ -1999,6 +2002,7 @@ fn claim(
                     TrendDirection::Decreasing
                 },
                 min_rho,
+                series: Default::default(),
             }
         }
         ClaimBody::Band { expr: e, band } => {
@@ -2135,6 +2139,7 @@ fn claim(
         line: line as u32,
         gating,
         kind,
+        modes: Vec::new(),
     })
 }
 
@@ -2168,5 +2173,6 @@ fn plot(ctx: &mut Ctx, cx: &ClaimCx, p: &PlotStmt) -> Option<PlotSpec> {
         baseline: m.baseline,
         log_x: p.log_x,
         log_y: p.log_y,
+        targets: Vec::new(),
     })
 }

@@ -56,10 +56,6 @@ use syntax::{Item, Val};
 /// The language reference (`locklab help language`).
 pub const LANGUAGE_REFERENCE: &str = include_str!("../../docs/language.md");
 
-/// Per-thread and per-hand-off metrics a claim or plot may name besides
-/// [`plan::POINT_METRICS`].
-pub const THREAD_METRICS: &[&str] = &["share", "cpu_ns"];
-
 pub use locklab_model::plan::{DIMENSIONS, ROW_DIMENSIONS};
 
 /// Reads a file whose path is already resolved (relative to the including file).

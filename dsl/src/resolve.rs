@@ -1004,6 +1004,8 @@ impl<'l> Ctx<'l> {
                     Some(LockSpec {
                         name: name.clone(),
                         algo,
+                        axis: None,
+                        params: Vec::new(),
                     })
                 } else if self.broken.contains(&("lock".to_string(), name.clone())) {
                     None
@@ -1012,6 +1014,8 @@ impl<'l> Ctx<'l> {
                     Some(LockSpec {
                         name: name.clone(),
                         algo,
+                        axis: None,
+                        params: Vec::new(),
                     })
                 } else {
                     let cands: Vec<String> = self
@@ -1033,6 +1037,8 @@ impl<'l> Ctx<'l> {
                 Some(LockSpec {
                     name: c.name.clone(),
                     algo,
+                    axis: None,
+                    params: Vec::new(),
                 })
             }
             _ => {

@@ -5,6 +5,8 @@
 //! - [`records::RunRecord`]: what an executor measured for one point × mode ×
 //!   repetition.
 //! - [`manifest::Manifest`]: what a results directory records to be reproducible.
+//! - [`select`]: which points a selector matches, which axes vary, and a point's
+//!   baseline, defined once for the language and the analysis.
 //! - [`topology::CpuMap`]: the CPUs of a modelled or detected machine, distances and
 //!   thread placement.
 //!
@@ -15,5 +17,6 @@ pub mod manifest;
 pub mod metrics;
 pub mod plan;
 pub mod records;
+pub mod select;
 pub mod topology;
 pub mod units;

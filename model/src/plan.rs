@@ -6,7 +6,9 @@
 //!
 //! A `Plan` is fully expanded: every `Point` carries a concrete lock, workload,
 //! placement and thread count, plus the axis values that produced it (for the
-//! result columns) and its own seed.
+//! result columns) and its own seed; every metric reference of a claim or plot
+//! carries the [`Target`] the language resolved it to (the points, baseline, rows
+//! and modes it reads), so nothing downstream selects points again.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -226,6 +228,16 @@ pub struct LockSpec {
     /// as the `lock` axis value.
     pub name: String,
     pub algo: LockAlgo,
+    /// The sweep axis that chose this lock (`lock = $lock`); `None` when the
+    /// experiment names one lock.
+    #[serde(default)]
+    pub axis: Option<String>,
+    /// The sweep axes the lock's definition reads, in order of appearance: its own
+    /// parameters (`threshold` for `lock cna15 = cna { threshold = $threshold }`).
+    /// A speedup's baseline may differ from its point along these (see
+    /// `crate::select::baseline`).
+    #[serde(default)]
+    pub params: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -479,6 +491,13 @@ pub struct Claim {
     /// When false, the measured value is reported but does not gate the exit code.
     pub gating: bool,
     pub kind: ClaimKind,
+    /// The modes the claim is evaluated in, one result each: every mode in which all
+    /// of its references can be read (a trend: at least two of its steps). A
+    /// reference that names its `mode` is read in that mode whatever the claim's;
+    /// when every reference names one, the claim is evaluated once and this holds
+    /// the mode of its first reference.
+    #[serde(default)]
+    pub modes: Vec<Mode>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -505,12 +524,45 @@ pub enum ClaimKind {
     /// `metric[select] increasing|decreasing over axis`: Spearman ρ over the axis values
     /// (in the listed order, or ascending if `values` is empty) must reach `min_rho`.
     Trend {
+        /// The reference as written, for labels; what is read is in `series`.
         metric: MetricRef,
         axis: String,
+        /// The values listed in the claim (empty: none listed).
         values: Vec<Value>,
         direction: TrendDirection,
         min_rho: f64,
+        #[serde(default)]
+        series: TrendSeries,
     },
+}
+
+/// What a trend compares, resolved by the language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "over", rename_all = "snake_case")]
+pub enum TrendSeries {
+    /// One resolved reference per value of the axis, in the trend's order: the listed
+    /// values, else the axis's values (ascending when they are all numbers). Values
+    /// at which the selection has no point in its `mode` are left out.
+    Steps { steps: Vec<TrendStep> },
+    /// A trend over a result dimension (`thread`, `cpu`, `node`) without listed
+    /// values: its values are those the rows of `target` hold, ascending (they are
+    /// only known once the point has run).
+    Rows { target: Target },
+}
+
+impl Default for TrendSeries {
+    fn default() -> Self {
+        TrendSeries::Steps { steps: Vec::new() }
+    }
+}
+
+/// One value of a trend's axis and the reference read there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendStep {
+    pub value: Value,
+    /// The trend's metric with `axis = value` appended to its selection (its label),
+    /// resolved at that value.
+    pub metric: MetricRef,
 }
 
 // JSON has no infinity: serde_json writes an open bound as `null`. Read it back.
@@ -573,8 +625,14 @@ pub struct MetricRef {
     pub select: Vec<(String, Value)>,
     /// For `speedup`: the lock name of the baseline, as written.
     pub baseline: Option<String>,
-    /// What the language resolved the reference to; the analysis reads exactly this.
+    /// For `speedup`: the axes the baseline is pinned to, as written
+    /// (`over stock[threads = 4]`); empty when the baseline rule alone picks it.
     #[serde(default)]
+    pub baseline_select: Vec<(String, Value)>,
+    /// What the language resolved the reference to; the analysis reads exactly this.
+    /// Left out (unresolved) only in a trend's `metric`, which is its label: the
+    /// trend's `series` holds what it reads.
+    #[serde(default, skip_serializing_if = "Target::is_unresolved")]
     pub target: Target,
 }
 
@@ -585,14 +643,22 @@ pub struct Target {
     /// The point (index into `Plan::points`).
     pub point: u32,
     /// For `speedup`: the baseline point. It differs from `point` only in the lock
-    /// and the lock's own parameters, or is the point named by `over LOCK[...]`.
+    /// and the lock's own parameters, and in the axes `over LOCK[...]` pins (see
+    /// `crate::select::baseline`).
     pub baseline: Option<u32>,
     /// Row-dimension selectors (`thread`, `cpu`, `node`, `class`, `from_node`,
     /// `to_node`, `remote`): which rows of the point's thread or hand-off table.
     pub rows: Vec<(String, Value)>,
     /// The modes the reference is read in: the selector's `mode`, else every mode
-    /// the point (and its baseline) runs in.
+    /// the point (and its baseline) runs in. Never empty once resolved.
     pub modes: Vec<Mode>,
+}
+
+impl Target {
+    /// True for the empty target of a reference nothing reads directly.
+    pub fn is_unresolved(&self) -> bool {
+        self.modes.is_empty()
+    }
 }
 
 /// Selector keys that are result dimensions rather than sweep axes.
@@ -614,33 +680,6 @@ pub const ROW_DIMENSIONS: &[&str] = {
     rows
 };
 
-/// Metrics a claim or plot may name, and where each lives.
-pub const POINT_METRICS: &[&str] = &[
-    "throughput_ops_s",
-    "speedup",
-    "acquisitions",
-    "cpu_ns_per_acq",
-    "overhead_ns",
-    "jain",
-    "cov_acq",
-    "max_min",
-    "fairness_factor",
-    "wait_p50_ns",
-    "wait_p99_ns",
-    "wait_p999_ns",
-    "wait_max_ns",
-    "wait_mean_ns",
-    "hold_mean_ns",
-    "bypass_max",
-    "bypass_mean",
-    "handoff_local_frac",
-    "cpu_wall_ratio",
-    "migrations_per_wakeup",
-    "wake_latency_p50_ns",
-    "wake_latency_p99_ns",
-    "window_fairness_factor_max",
-];
-
 // ---------------------------------------------------------------------------
 // Plots
 
@@ -653,9 +692,15 @@ pub struct PlotSpec {
     pub x: String,
     /// Series are grouped by these axes.
     pub group_by: Vec<String>,
-    /// Only points matching this selection.
+    /// The selection as written (for labels).
     pub select: Vec<(String, Value)>,
+    /// For `speedup`: the baseline lock, as written.
     pub baseline: Option<String>,
     pub log_x: bool,
     pub log_y: bool,
+    /// The points plotted, resolved: one target per point of the selection, in plan
+    /// order (for `speedup`, every point but the baseline lock's, each with its
+    /// baseline), with the selection's row dimensions and the modes it is read in.
+    #[serde(default)]
+    pub targets: Vec<Target>,
 }

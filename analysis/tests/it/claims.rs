@@ -205,6 +205,7 @@ fn trends_over_axes_and_cpus() {
                 values: thresholds(),
                 direction: TrendDirection::Decreasing,
                 min_rho: 0.8,
+                series: Default::default(),
             },
         ),
         (
@@ -219,6 +220,7 @@ fn trends_over_axes_and_cpus() {
                 values: vec![],
                 direction: TrendDirection::Increasing,
                 min_rho: 0.8,
+                series: Default::default(),
             },
         ),
         (
@@ -233,6 +235,7 @@ fn trends_over_axes_and_cpus() {
                 values: vec![],
                 direction: TrendDirection::Increasing,
                 min_rho: 0.8,
+                series: Default::default(),
             },
         ),
         (
@@ -247,6 +250,7 @@ fn trends_over_axes_and_cpus() {
                 values: vec![],
                 direction: TrendDirection::Increasing,
                 min_rho: 0.8,
+                series: Default::default(),
             },
         ),
     ]);

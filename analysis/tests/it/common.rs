@@ -57,6 +57,8 @@ pub fn plan() -> Plan {
             lock: LockSpec {
                 name: lock.into(),
                 algo,
+                axis: Some("lock".into()),
+                params: vec![],
             },
             workload: single.clone(),
             placement: Placement {
@@ -292,6 +294,7 @@ pub fn mref(metric: &str, select: &[(&str, Value)], baseline: Option<&str>) -> M
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect(),
         baseline: baseline.map(str::to_string),
+        baseline_select: vec![],
     }
 }
 
@@ -304,6 +307,7 @@ pub fn claim(id: &str, kind: ClaimKind) -> Claim {
         line: 10,
         gating: true,
         kind,
+        modes: vec![],
     }
 }
 

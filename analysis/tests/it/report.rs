@@ -47,6 +47,7 @@ fn plan_with_claims_and_plots() -> Plan {
             baseline: Some("stock".into()),
             log_x: true,
             log_y: false,
+            targets: vec![],
         },
         PlotSpec {
             title: Some("Wait p99 by CPU".into()),
@@ -57,6 +58,7 @@ fn plan_with_claims_and_plots() -> Plan {
             baseline: None,
             log_x: false,
             log_y: false,
+            targets: vec![],
         },
         PlotSpec {
             title: Some("Remote worst wait".into()),
@@ -70,6 +72,7 @@ fn plan_with_claims_and_plots() -> Plan {
             baseline: None,
             log_x: true,
             log_y: false,
+            targets: vec![],
         },
         PlotSpec {
             title: Some("Node to node".into()),
@@ -84,6 +87,7 @@ fn plan_with_claims_and_plots() -> Plan {
             baseline: None,
             log_x: false,
             log_y: false,
+            targets: vec![],
         },
         PlotSpec {
             title: Some("Broken".into()),
@@ -94,6 +98,7 @@ fn plan_with_claims_and_plots() -> Plan {
             baseline: None,
             log_x: false,
             log_y: false,
+            targets: vec![],
         },
     ];
     p

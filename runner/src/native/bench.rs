@@ -109,6 +109,8 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
         lock: locklab_model::plan::LockSpec {
             name: "bench".into(),
             algo: algo.clone(),
+            axis: None,
+            params: vec![],
         },
         workload: w.clone(),
         placement: locklab_model::plan::Placement {

@@ -49,6 +49,8 @@ pub fn lock2_point(algo: LockAlgo, threads: u32, seed: u64) -> Point {
         lock: LockSpec {
             name: algo.kind_name().into(),
             algo,
+            axis: None,
+            params: vec![],
         },
         workload: Workload::SingleLock {
             critical: Dist::Fixed { ns: 90 },

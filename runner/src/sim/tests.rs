@@ -407,6 +407,8 @@ mod sched_model {
             lock: LockSpec {
                 name: "q".into(),
                 algo: LockAlgo::Qspinlock,
+                axis: None,
+                params: vec![],
             },
             workload: Workload::Wakeup(spec),
             placement: Placement {

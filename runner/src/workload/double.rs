@@ -248,6 +248,8 @@ mod tests {
             lock: LockSpec {
                 name: "ticket".into(),
                 algo: LockAlgo::Ticket,
+                axis: None,
+                params: vec![],
             },
             workload: Workload::DoubleLock {
                 policy,

@@ -55,6 +55,8 @@ pub fn point(algo: LockAlgo, workload: Workload, threads: u32, cpus: Option<Vec<
         lock: LockSpec {
             name: algo.kind_name().into(),
             algo,
+            axis: None,
+            params: vec![],
         },
         workload,
         placement: Placement {

@@ -178,6 +178,13 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
+/// "did you mean `x`?" when a candidate other than the word itself is close.
+pub fn suggestion<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    suggest(word, candidates)
+        .filter(|s| *s != word)
+        .map(|s| format!("did you mean `{s}`?"))
+}
+
 /// "did you mean `x`?" or, when nothing is close, the list of valid names.
 pub fn did_you_mean<'a>(
     word: &str,

@@ -2,8 +2,9 @@
 //!
 //! [`load`] reads an experiment file (and everything it `use`s) through a
 //! [`Loader`], checks it, and expands it into a [`plan::Plan`]: every sweep point
-//! with its lock, workload, placement, thread count and seed, every claim and plot,
-//! units normalised to ns, bytes and Hz. [`render`] shows the diagnostics.
+//! with its lock, workload, placement, thread count and seed, every claim and plot
+//! with each metric reference resolved to the points it reads, units normalised to
+//! ns, bytes and Hz. [`render`] shows the diagnostics.
 //!
 //! ```
 //! use locklab_dsl::{load, render, LoadOptions, MemLoader};
@@ -43,12 +44,13 @@
 pub mod diag;
 mod expand;
 mod resolve;
-pub mod syntax;
-pub mod units;
+mod syntax;
+mod units;
 
 pub use diag::{Diagnostic, Label, Severity, Span};
+pub use units::value_text;
 
-use locklab_model::plan::{self, Plan};
+use locklab_model::plan::{self, Plan, Value};
 use resolve::{Ctx, Def};
 use std::collections::BTreeMap;
 use syntax::{Item, Val};
@@ -57,6 +59,20 @@ use syntax::{Item, Val};
 pub const LANGUAGE_REFERENCE: &str = include_str!("../../docs/language.md");
 
 pub use locklab_model::plan::{DIMENSIONS, ROW_DIMENSIONS};
+
+/// Comma-separated language values, as `--set` takes them (`10ms, 1ms`), to plan
+/// values: units normalised, names as strings.
+pub fn parse_values(text: &str) -> Result<Vec<Value>, Box<Diagnostic>> {
+    const FILE: &str = "value";
+    syntax::parse_set_values(FILE, text, 0)?
+        .iter()
+        .map(|v| {
+            units::to_plan_value(v).map_err(|(message, help)| {
+                Box::new(Diagnostic::error(FILE, v.span, message).with_help_opt(help))
+            })
+        })
+        .collect()
+}
 
 /// Reads a file whose path is already resolved (relative to the including file).
 pub trait Loader {
@@ -325,22 +341,8 @@ fn define(ctx: &mut Ctx, file: usize, kind: &str, name: syntax::Ident, value: Va
         }
         return;
     }
-    if kind == "lock" && resolve::LOCK_ALGOS.contains(&name.name.as_str()) {
-        // `lock mcs = mcs` is fine; `lock mcs = tas` would confuse every reader.
-        if !matches!(&value.kind, syntax::ValKind::Symbol(s) if *s == name.name)
-            && !matches!(&value.kind, syntax::ValKind::Record { ctor: Some(c), .. } if c.name == name.name)
-        {
-            ctx.err(
-                file,
-                name.span,
-                format!(
-                    "lock `{}` shadows the algorithm of the same name",
-                    name.name
-                ),
-            )
-            .set_label("an algorithm name")
-            .help = Some(format!("choose another name, e.g. `{}_custom`", name.name));
-        }
+    if kind == "lock" {
+        ctx.check_lock_name(file, &name.name, name.span, &value);
     }
     let def = Def {
         file,

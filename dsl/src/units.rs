@@ -258,8 +258,9 @@ pub fn value_text(v: &Value) -> String {
                 format!("{s}.0")
             }
         }
-        Value::Duration(n) => format!("{n}ns"),
-        Value::Size(n) => format!("{n}B"),
+        // Exact, in the largest unit that divides it: `10ms`, `128KiB`.
+        Value::Duration(n) => locklab_model::units::duration_label(*n),
+        Value::Size(n) => locklab_model::units::size_label(*n),
         Value::Freq(n) => format!("{n}Hz"),
         Value::Str(s) => {
             if is_plain_name(s) {

@@ -4,9 +4,11 @@
 //! ```text
 //! # error: 4:13 unknown lock algorithm `mcsx`
 //! # error: @lib/cycle_b.lab 1:5 include cycle
+//! # help: a library must not `use` a file that uses it
 //! ```
 //!
-//! `LINE:COL` is where the diagnostic points, the rest a substring of its message.
+//! `LINE:COL` is where the diagnostic points, the rest a substring of its message;
+//! a `help:` line asks the diagnostic above it for a help containing the text.
 //! Every expected diagnostic must appear, and no other error or warning may.
 
 use locklab_dsl::{load, render, FsLoader, LoadOptions, Severity};
@@ -18,6 +20,7 @@ struct Expected {
     line: usize,
     col: usize,
     message: String,
+    help: Option<String>,
 }
 
 fn expectations(text: &str) -> Vec<Expected> {
@@ -28,6 +31,13 @@ fn expectations(text: &str) -> Vec<Expected> {
             continue;
         };
         let rest = rest.trim_start();
+        if let Some(help) = rest.strip_prefix("help:") {
+            let last: &mut Expected = out
+                .last_mut()
+                .expect("`help:` after an expected diagnostic");
+            last.help = Some(help.trim().to_string());
+            continue;
+        }
         let (severity, rest) = if let Some(r) = rest.strip_prefix("error:") {
             (Severity::Error, r)
         } else if let Some(r) = rest.strip_prefix("warning:") {
@@ -50,6 +60,7 @@ fn expectations(text: &str) -> Vec<Expected> {
             line: l.parse().expect("line"),
             col: c.parse().expect("column"),
             message: message.trim().to_string(),
+            help: None,
         });
     }
     out
@@ -75,7 +86,7 @@ fn corpus() {
         let checked = load(&main, &FsLoader, &LoadOptions::default());
         let rel = |f: &str| f.strip_prefix(&prefix).unwrap_or(f).to_string();
         let main_rel = rel(&main);
-        let found: Vec<(Severity, String, usize, usize, String)> = checked
+        let found: Vec<(Severity, String, usize, usize, String, String)> = checked
             .diagnostics
             .iter()
             .map(|d| {
@@ -91,6 +102,7 @@ fn corpus() {
                     l,
                     c,
                     d.message.replace(&prefix, ""),
+                    d.help.clone().unwrap_or_default(),
                 )
             })
             .collect();
@@ -104,20 +116,27 @@ fn corpus() {
                     && f.2 == e.line
                     && f.3 == e.col
                     && f.4.contains(&e.message)
+                    && e.help.as_ref().is_none_or(|h| f.5.contains(h))
             });
             match hit {
                 Some(i) => used[i] = true,
                 None => failures.push(format!(
-                    "{main_rel}: expected {:?} at {file}:{}:{} containing {:?}",
-                    e.severity, e.line, e.col, e.message
+                    "{main_rel}: expected {:?} at {file}:{}:{} containing {:?}{}",
+                    e.severity,
+                    e.line,
+                    e.col,
+                    e.message,
+                    e.help
+                        .as_ref()
+                        .map_or(String::new(), |h| format!(" with help {h:?}"))
                 )),
             }
         }
         for (i, f) in found.iter().enumerate() {
             if !used[i] {
                 failures.push(format!(
-                    "{main_rel}: unexpected {:?} at {}:{}:{}: {}",
-                    f.0, f.1, f.2, f.3, f.4
+                    "{main_rel}: unexpected {:?} at {}:{}:{}: {} (help: {})",
+                    f.0, f.1, f.2, f.3, f.4, f.5
                 ));
             }
         }

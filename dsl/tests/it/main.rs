@@ -5,6 +5,7 @@ mod experiments;
 mod fuzz;
 mod props;
 mod snapshots;
+mod targets;
 
 use locklab_dsl::{load, Checked, LoadOptions, MemLoader};
 

@@ -3,8 +3,7 @@
 //! only on the master seed and the point id.
 
 use crate::{load_mem, show};
-use locklab_dsl::syntax::parse_set_values;
-use locklab_dsl::units::{to_plan_value, value_text};
+use locklab_dsl::{parse_values, value_text};
 use locklab_model::plan::Value;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -30,21 +29,17 @@ proptest! {
     #[test]
     fn values_print_and_parse_back(v in value()) {
         let text = value_text(&v);
-        let src = format!("a={text}");
-        let parsed = parse_set_values("--set a", &src, 2)
+        let back = parse_values(&text)
             .map_err(|d| TestCaseError::fail(format!("{text}: {d}")))?;
-        prop_assert_eq!(parsed.len(), 1);
-        let back = to_plan_value(&parsed[0]).map_err(|e| TestCaseError::fail(e.0))?;
-        prop_assert_eq!(back, v);
+        prop_assert_eq!(back, vec![v]);
     }
 
     #[test]
     fn lists_of_values_print_and_parse_back(vs in prop::collection::vec(value(), 1..6)) {
         let text: Vec<String> = vs.iter().map(value_text).collect();
-        let src = format!("a={}", text.join(","));
-        let parsed = parse_set_values("--set a", &src, 2)
+        let src = text.join(",");
+        let back = parse_values(&src)
             .map_err(|d| TestCaseError::fail(format!("{src}: {d}")))?;
-        let back: Vec<Value> = parsed.iter().map(|v| to_plan_value(v).unwrap()).collect();
         prop_assert_eq!(back, vs);
     }
 }

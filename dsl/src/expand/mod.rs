@@ -1,0 +1,164 @@
+//! An experiment block to a [`Plan`], in the order the parts depend on each other:
+//! the sweep (`sweep`: axes, `zip`, `where`, `--set`), the run and its mode blocks
+//! (`run`), the points (`points`: every combination in some mode, each resolved in
+//! one step), then the claims and plots (`claims`, `plots`), whose metric
+//! references are resolved to points, baselines, rows and modes (`refs`).
+
+mod claims;
+mod plots;
+mod points;
+mod refs;
+mod run;
+mod sweep;
+
+use crate::diag::Diagnostic;
+use crate::resolve::{Ctx, Env, Obj};
+use crate::syntax::{Experiment, Stmt};
+use crate::LoadOptions;
+use locklab_model::plan::{Axis, Plan, SourceFile, Topology, PLAN_SCHEMA_VERSION};
+use sha2::{Digest, Sha256};
+
+const EXPERIMENT_KEYS: &[&str] = &[
+    "description",
+    "topology",
+    "seed",
+    "threads",
+    "lock",
+    "workload",
+    "placement",
+    "sweep",
+    "run",
+];
+
+pub fn experiment(
+    ctx: &mut Ctx,
+    file: usize,
+    exp: &Experiment,
+    opts: &LoadOptions,
+) -> Option<Plan> {
+    let mut entries = Vec::new();
+    let mut expects = Vec::new();
+    let mut plot_stmts = Vec::new();
+    for s in &exp.body {
+        match s {
+            Stmt::Entry(e) => entries.push(e),
+            Stmt::Expect(e) => expects.push(e),
+            Stmt::Plot(p) => plot_stmts.push(p),
+        }
+    }
+    let what = format!("experiment `{}`", exp.name.name);
+    let mut o = Obj::new(file, exp.name.span, &what);
+    ctx.obj_entries(&mut o, entries.into_iter(), EXPERIMENT_KEYS, &[]);
+    let mut ok = true;
+
+    let description = o
+        .get("description")
+        .and_then(|v| ctx.string(Env::NoAxes, file, v, "`description`"));
+    let master_seed = match o.get("seed") {
+        Some(v) => ctx.u64_value(Env::NoAxes, file, v, "`seed`"),
+        None => Some(0),
+    };
+    ok &= master_seed.is_some();
+    let topology = match o.get("topology") {
+        None => {
+            ctx.missing(&o, "topology", "host");
+            None
+        }
+        Some(v) => ctx.topology_ref(file, v, &exp.name),
+    };
+    ok &= topology.is_some();
+    let cpus = match &topology {
+        Some(Topology::Machine(m)) => Some(m.cpus()),
+        _ => None,
+    };
+
+    let (sweep, sweep_ok) = sweep::read(ctx, file, o.prop("sweep"), &opts.overrides);
+    ok &= sweep_ok;
+    let (run, modes) = match o.get("run") {
+        None => {
+            ctx.missing(&o, "run", "{ modes = [sim], duration = 200ms }");
+            (None, Vec::new())
+        }
+        Some(v) => run::read(ctx, file, v, &sweep.axes, &opts.overrides),
+    };
+    ok &= run.is_some();
+
+    let (combos, combos_ok) = points::enumerate(ctx, &sweep, &modes);
+    let (inputs, inputs_ok) = points::Inputs::read(ctx, &o, &sweep, master_seed.unwrap_or(0), cpus);
+    let (points, points_ok) = points::resolve(ctx, &inputs, &sweep, combos);
+    ok &= combos_ok && inputs_ok && points_ok;
+
+    // Plan axes: every value an axis takes in some mode.
+    let mut plan_axes: Vec<Axis> = sweep
+        .axes
+        .iter()
+        .map(|a| Axis {
+            name: a.name.name.clone(),
+            values: a.values.clone(),
+            zip_group: a.zip,
+        })
+        .collect();
+    for ms in &modes {
+        for (ai, _, values) in &ms.overrides {
+            for v in values {
+                if !plan_axes[*ai].values.contains(v) {
+                    plan_axes[*ai].values.push(v.clone());
+                }
+            }
+        }
+    }
+
+    let scope = refs::Scope {
+        file,
+        axes: &plan_axes,
+        broken: sweep
+            .axes
+            .iter()
+            .filter(|a| a.broken)
+            .map(|a| a.name.name.clone())
+            .collect(),
+        // References resolve against the complete sweep only.
+        points: (run.is_some() && combos_ok && points_ok && !points.is_empty())
+            .then_some(points.as_slice()),
+        lock_axis: inputs.lock_axis(),
+    };
+    let (claims, claims_ok) = claims::claims(ctx, &scope, &expects);
+    ok &= claims_ok;
+    let mut plots = Vec::new();
+    for p in &plot_stmts {
+        match plots::plot(ctx, &scope, p) {
+            Some(pl) => plots.push(pl),
+            None => ok = false,
+        }
+    }
+
+    if !ok || ctx.diags.iter().any(Diagnostic::is_error) {
+        return None;
+    }
+    let sources = ctx
+        .files
+        .iter()
+        .map(|(p, t)| SourceFile {
+            path: p.clone(),
+            sha256: sha256_hex(t.as_bytes()),
+        })
+        .collect();
+    Some(Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        experiment: exp.name.name.clone(),
+        description,
+        master_seed: master_seed?,
+        topology: topology?,
+        run: run?,
+        axes: plan_axes,
+        points,
+        claims,
+        plots,
+        sources,
+    })
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,649 @@
+//! Metric references (`speedup[threads = 142] over stock`): names and selector
+//! values checked against the plan's axes and dimensions ([`written`]), then
+//! resolved to the point, baseline, rows and modes they read ([`Target`]) with
+//! `locklab_model::select`, so that the analysis never selects again.
+
+use crate::diag::{did_you_mean, suggestion, Label, Span};
+use crate::resolve::Ctx;
+use crate::syntax::{Ident, MetricAst, Val};
+use crate::units::{self, cmp_values, value_text};
+use locklab_model::metrics;
+use locklab_model::plan::{
+    Axis, MetricRef, Mode, Point, Target, TrendSeries, TrendStep, Value, DIMENSIONS,
+};
+use locklab_model::select::{self, BaselineQuery, NoBaseline};
+use std::collections::BTreeSet;
+
+/// What references are checked and resolved against.
+pub struct Scope<'a> {
+    pub file: usize,
+    /// The plan's axes, with every value they take in some mode.
+    pub axes: &'a [Axis],
+    /// Axes whose declaration had errors: a value missing from them is not news.
+    pub broken: BTreeSet<String>,
+    /// Every point, when all of them resolved; `None`: references are checked for
+    /// names and values only (the plan fails anyway).
+    pub points: Option<&'a [Point]>,
+    /// The axis that chooses the lock (`lock = $lock`).
+    pub lock_axis: Option<String>,
+}
+
+/// A reference whose names and values check, not yet resolved.
+pub struct Written<'a> {
+    pub ast: &'a MetricAst,
+    /// The reference as the plan shows it; its target is still empty.
+    pub mref: MetricRef,
+}
+
+impl Written<'_> {
+    fn name(&self) -> &str {
+        &self.mref.metric
+    }
+
+    /// The `mode` the selection names.
+    fn mode(&self) -> Option<Mode> {
+        mode_of(&self.mref.select)
+    }
+
+    /// The row-dimension selectors: what the target keeps of the selection.
+    fn rows(&self) -> Vec<(String, Value)> {
+        self.mref
+            .select
+            .iter()
+            .filter(|(k, _)| select::is_row_key(k))
+            .cloned()
+            .collect()
+    }
+}
+
+pub fn mode_of(select: &[(String, Value)]) -> Option<Mode> {
+    select.iter().find(|(k, _)| k == "mode").and_then(|(_, v)| {
+        [Mode::Sim, Mode::Native]
+            .into_iter()
+            .find(|m| *v == Value::Str(m.as_str().into()))
+    })
+}
+
+/// A value as an example in a help text (`threshold = 10ms`).
+pub fn example(key: &str, v: &Value) -> String {
+    format!("{key} = {}", value_text(v))
+}
+
+pub fn check_dup_keys(ctx: &mut Ctx, file: usize, items: &[(Ident, Val)]) -> bool {
+    let mut ok = true;
+    for (i, (k, _)) in items.iter().enumerate() {
+        if let Some((first, _)) = items[..i].iter().find(|(k0, _)| k0.name == k.name) {
+            let fs = first.span;
+            ctx.err(file, k.span, format!("`{}` is selected twice", k.name))
+                .labels
+                .push(Label {
+                    span: fs,
+                    message: "first here".into(),
+                });
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// A selector value, checked against the axis or dimension it names.
+pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Option<(String, Value)> {
+    let file = scope.file;
+    if let Some(axis) = scope.axes.iter().find(|a| a.name == key.name) {
+        let pv = match units::to_plan_value(v) {
+            Ok(pv) => pv,
+            Err((m, h)) => {
+                let d = ctx.err(file, v.span, m);
+                d.help = h;
+                return None;
+            }
+        };
+        // Use the axis's own spelling (e.g. Int vs Float) so that lookups match.
+        let Some(canon) = axis
+            .values
+            .iter()
+            .find(|x| cmp_values(x, &pv) == Some(std::cmp::Ordering::Equal))
+        else {
+            if scope.broken.contains(&key.name) {
+                return None;
+            }
+            let labels: Vec<String> = axis.values.iter().map(Value::label).collect();
+            // Edit distance helps with names, not with numbers.
+            let help = match &pv {
+                Value::Str(s) => suggestion(s, labels.iter().map(|s| s.as_str())),
+                _ => None,
+            };
+            let d = ctx
+                .err(
+                    file,
+                    v.span,
+                    format!("`{}` is not a value of axis `{}`", pv.label(), key.name),
+                )
+                .set_label("not swept");
+            d.help = help.or(Some(format!("`{}` takes {}", key.name, labels.join(", "))));
+            return None;
+        };
+        return Some((key.name.clone(), canon.clone()));
+    }
+    let pv = units::to_plan_value(v).ok();
+    let bad = |ctx: &mut Ctx, expected: &str| {
+        ctx.err(
+            file,
+            v.span,
+            format!(
+                "`{}` selects {expected}, found {}",
+                key.name,
+                units::kind_noun(&v.kind)
+            ),
+        )
+        .set_label(format!("expected {expected}"));
+    };
+    match key.name.as_str() {
+        "mode" => match &pv {
+            Some(Value::Str(s)) if s == "sim" || s == "native" => {
+                Some((key.name.clone(), Value::Str(s.clone())))
+            }
+            _ => {
+                bad(ctx, "`sim` or `native`");
+                None
+            }
+        },
+        "thread" | "cpu" | "node" | "from_node" | "to_node" => match &pv {
+            Some(Value::Int(i)) if *i >= 0 => Some((key.name.clone(), Value::Int(*i))),
+            _ => {
+                bad(ctx, "a whole number >= 0");
+                None
+            }
+        },
+        "class" => match &pv {
+            Some(Value::Str(s)) => Some((key.name.clone(), Value::Str(s.clone()))),
+            _ => {
+                bad(ctx, "a class name");
+                None
+            }
+        },
+        "remote" => match &pv {
+            Some(Value::Bool(b)) => Some((key.name.clone(), Value::Bool(*b))),
+            _ => {
+                bad(ctx, "`true` or `false`");
+                None
+            }
+        },
+        other => {
+            let cands: Vec<&str> = scope
+                .axes
+                .iter()
+                .map(|a| a.name.as_str())
+                .chain(DIMENSIONS.iter().copied())
+                .collect();
+            let help = did_you_mean(other, cands.iter().copied());
+            let d = ctx
+                .err(
+                    file,
+                    key.span,
+                    format!("unknown axis or dimension `{other}`"),
+                )
+                .set_label("not an axis");
+            d.help = help;
+            None
+        }
+    }
+}
+
+/// Check `m`, with the group's keys merged in (a metric's own keys win): the
+/// metric's name, the selector's keys and values, and the baseline.
+pub fn written<'a>(
+    ctx: &mut Ctx,
+    scope: &Scope,
+    group: &[(Ident, Val)],
+    m: &'a MetricAst,
+) -> Option<Written<'a>> {
+    let file = scope.file;
+    let mut ok = true;
+    let name = &m.name.name;
+    if metrics::get(name).is_none() {
+        let help = did_you_mean(name, metrics::names());
+        let d = ctx
+            .err(file, m.name.span, format!("unknown metric `{name}`"))
+            .set_label("not a metric");
+        d.help = help;
+        ok = false;
+    }
+    ok &= check_dup_keys(ctx, file, &m.select);
+    let mut items: Vec<(Ident, Val)> = group
+        .iter()
+        .filter(|(k, _)| !m.select.iter().any(|(k2, _)| k2.name == k.name))
+        .cloned()
+        .collect();
+    items.extend(m.select.iter().cloned());
+    let mut select = Vec::new();
+    for (k, v) in &items {
+        match select_value(ctx, scope, k, v) {
+            Some(kv) => select.push(kv),
+            None => ok = false,
+        }
+    }
+    let mut baseline_select = Vec::new();
+    let baseline = match (&m.baseline, name.as_str()) {
+        (Some(b), "speedup") => {
+            ok &= check_baseline_lock(ctx, scope, &b.lock);
+            ok &= check_dup_keys(ctx, file, &b.select);
+            for (k, v) in &b.select {
+                match pinned_value(ctx, scope, k, v) {
+                    Some(kv) => baseline_select.push(kv),
+                    None => ok = false,
+                }
+            }
+            if let Some((k, _)) = items.iter().find(|(k, _)| select::is_row_key(&k.name)) {
+                ctx.err(
+                    file,
+                    k.span,
+                    format!("`speedup` compares whole points; `{}` selects rows", k.name),
+                )
+                .set_label("not a point selector")
+                .help = Some("divide two metrics of the rows instead".into());
+                ok = false;
+            }
+            Some(b.lock.name.clone())
+        }
+        (Some(b), _) => {
+            ctx.err(
+                file,
+                b.lock.span,
+                format!("only `speedup` takes a baseline; `{name}` does not"),
+            )
+            .help = Some("write `speedup[...] over LOCK`, or divide two metrics".into());
+            ok = false;
+            None
+        }
+        (None, "speedup") => {
+            ctx.err(file, m.span, "`speedup` needs a baseline")
+                .set_label("over which lock?")
+                .help = Some("write `speedup[...] over LOCK`".into());
+            ok = false;
+            None
+        }
+        (None, _) => None,
+    };
+    ok.then(|| Written {
+        ast: m,
+        mref: MetricRef {
+            metric: name.clone(),
+            select,
+            baseline,
+            baseline_select,
+            target: Target::default(),
+        },
+    })
+}
+
+/// The baseline of `over LOCK` must be a value of the lock axis.
+fn check_baseline_lock(ctx: &mut Ctx, scope: &Scope, b: &Ident) -> bool {
+    let file = scope.file;
+    let Some(la) = &scope.lock_axis else {
+        ctx.err(file, b.span, "`speedup` needs a lock axis to compare against")
+            .help = Some(
+            "sweep the locks (`lock = [stock, cna]` in `sweep`) and write `speedup[...] over stock`"
+                .into(),
+        );
+        return false;
+    };
+    let vals: Vec<String> = scope
+        .axes
+        .iter()
+        .find(|a| a.name == *la)
+        .map(|a| a.values.iter().map(Value::label).collect())
+        .unwrap_or_default();
+    if vals.contains(&b.name) {
+        return true;
+    }
+    let help = did_you_mean(&b.name, vals.iter().map(|s| s.as_str()));
+    let d = ctx
+        .err(
+            file,
+            b.span,
+            format!(
+                "baseline `{}` is not a value of the lock axis `{la}`",
+                b.name
+            ),
+        )
+        .set_label("not a swept lock");
+    d.help = help.or(Some(format!("`{la}` takes {}", vals.join(", "))));
+    false
+}
+
+/// `over stock[threads = 4]`: a sweep axis other than the lock's, and one of its
+/// values.
+fn pinned_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Option<(String, Value)> {
+    let is_axis = scope.axes.iter().any(|a| a.name == key.name);
+    if !is_axis || scope.lock_axis.as_deref() == Some(key.name.as_str()) {
+        let why = if is_axis {
+            "the baseline's lock is named after `over`".to_string()
+        } else if DIMENSIONS.contains(&key.name.as_str()) {
+            format!("`{}` is a result dimension, not a sweep axis", key.name)
+        } else {
+            return select_value(ctx, scope, key, v);
+        };
+        ctx.err(
+            scope.file,
+            key.span,
+            format!("`{}` cannot pin a baseline: {why}", key.name),
+        )
+        .set_label("not a sweep axis of the baseline")
+        .help = Some("pin sweep axes only, e.g. `over stock[threads = 4]`".into());
+        return None;
+    }
+    select_value(ctx, scope, key, v)
+}
+
+/// A scope whose points are complete: what references resolve against.
+struct Resolver<'a> {
+    scope: &'a Scope<'a>,
+    points: &'a [Point],
+}
+
+impl<'a> Resolver<'a> {
+    fn new(scope: &'a Scope<'a>) -> Option<Resolver<'a>> {
+        scope.points.map(|points| Resolver { scope, points })
+    }
+
+    /// The points the selection matches; an error when there are none, or when
+    /// they differ in an axis other than `free` (a trend's own axis).
+    fn pinned(&self, ctx: &mut Ctx, w: &Written, free: Option<&str>) -> Option<Vec<&'a Point>> {
+        let file = self.scope.file;
+        let matched: Vec<&Point> = self
+            .points
+            .iter()
+            .filter(|p| select::matches(p, &w.mref.select))
+            .collect();
+        if matched.is_empty() {
+            ctx.err(
+                file,
+                w.ast.span,
+                "this selection matches no point of the plan",
+            )
+            .set_label("no point")
+            .help = Some(
+                "the values exist but not together (a `where` or a mode block removed them)".into(),
+            );
+            return None;
+        }
+        let varying: Vec<&str> = select::varying_axes(self.scope.axes, &matched)
+            .into_iter()
+            .filter(|a| Some(*a) != free)
+            .collect();
+        if varying.is_empty() {
+            return Some(matched);
+        }
+        let pin: Vec<String> = varying
+            .iter()
+            .filter_map(|a| matched[0].axes.get(*a).map(|v| example(a, v)))
+            .collect();
+        ctx.err(
+            file,
+            w.ast.span,
+            format!(
+                "`{}` here matches {} points that differ in {}",
+                w.name(),
+                matched.len(),
+                varying.join(", ")
+            ),
+        )
+        .set_label("must select one point")
+        .help = Some(format!(
+            "pin them in the selector, e.g. [{}]",
+            pin.join(", ")
+        ));
+        None
+    }
+
+    /// What `w` reads at point `p`: its baseline (for `speedup`), its rows and its
+    /// modes (the selection's, else the point's, that its baseline runs in too).
+    fn target(&self, ctx: &mut Ctx, w: &Written, p: &Point) -> Option<Target> {
+        let mode = w.mode();
+        let mut modes: Vec<Mode> = [Mode::Sim, Mode::Native]
+            .into_iter()
+            .filter(|m| mode.is_none_or(|s| s == *m) && select::runs_in(p, *m))
+            .collect();
+        let mut baseline = None;
+        if let Some(lock) = &w.mref.baseline {
+            let q = &self.points[self.baseline_point(ctx, w, p, lock)?];
+            let before = modes.clone();
+            modes.retain(|m| select::runs_in(q, *m));
+            if modes.is_empty() {
+                let names: Vec<&str> = before.iter().map(|m| m.as_str()).collect();
+                ctx.err(
+                    self.scope.file,
+                    baseline_span(w),
+                    format!(
+                        "the baseline of point {} is point {}, which never runs in {}",
+                        p.id,
+                        q.id,
+                        names.join(", ")
+                    ),
+                )
+                .set_label("baseline in another mode")
+                .help = Some(format!(
+                    "run `{lock}` in that mode too, or pin a baseline that does, e.g. `over {lock}[...]`"
+                ));
+                return None;
+            }
+            baseline = Some(q.index as u32);
+        }
+        Some(Target {
+            point: p.index as u32,
+            baseline,
+            rows: w.rows(),
+            modes,
+        })
+    }
+
+    /// The baseline rule (`select::baseline`), with located errors.
+    fn baseline_point(&self, ctx: &mut Ctx, w: &Written, p: &Point, lock: &str) -> Option<usize> {
+        let query = BaselineQuery {
+            lock,
+            pinned: &w.mref.baseline_select,
+        };
+        let err = match select::baseline(self.scope.axes, self.points, p, &query) {
+            Ok(b) => return Some(b),
+            Err(e) => e,
+        };
+        // The hint names the baseline explicitly: `over tas[threads = 4]`, with the
+        // pins already written and the axes that differ, at the values of `like`.
+        let hint = |like: &Point, differ: &[String]| {
+            let mut pins: Vec<String> = w
+                .mref
+                .baseline_select
+                .iter()
+                .map(|(k, v)| example(k, v))
+                .collect();
+            pins.extend(
+                differ
+                    .iter()
+                    .filter(|a| !w.mref.baseline_select.iter().any(|(k, _)| k == *a))
+                    .filter_map(|a| like.axes.get(a).map(|v| example(a, v))),
+            );
+            format!(
+                "name the baseline explicitly, e.g. `over {lock}[{}]`",
+                pins.join(", ")
+            )
+        };
+        let (message, label, help) = match err {
+            NoBaseline::NoLock => (
+                format!("no point runs the baseline lock `{lock}`"),
+                "never runs",
+                "a `where` or a mode block removed every one of its points".to_string(),
+            ),
+            NoBaseline::NoMatch { nearest, differ } => (
+                format!(
+                    "no `{lock}` point is the baseline of point {}: the nearest differ in {}",
+                    p.id,
+                    differ.join(", ")
+                ),
+                "no baseline",
+                hint(&self.points[nearest[0]], &differ),
+            ),
+            NoBaseline::Ambiguous { candidates, differ } => (
+                format!(
+                    "{} `{lock}` points could be the baseline of point {}: they differ in {}",
+                    candidates.len(),
+                    p.id,
+                    differ.join(", ")
+                ),
+                "ambiguous baseline",
+                hint(&self.points[candidates[0]], &differ),
+            ),
+        };
+        ctx.err(self.scope.file, baseline_span(w), message)
+            .set_label(label)
+            .help = Some(help);
+        None
+    }
+}
+
+/// `over LOCK[...]` in the file, else the whole reference.
+fn baseline_span(w: &Written) -> Span {
+    w.ast.baseline.as_ref().map_or(w.ast.span, |b| b.span)
+}
+
+/// Resolve a claim's term: the one point its selection pins.
+pub fn resolve_one(ctx: &mut Ctx, scope: &Scope, w: Written) -> Option<MetricRef> {
+    let Some(r) = Resolver::new(scope) else {
+        return Some(w.mref);
+    };
+    let p = r.pinned(ctx, &w, None)?[0];
+    let target = r.target(ctx, &w, p)?;
+    Some(MetricRef { target, ..w.mref })
+}
+
+/// Resolve a trend over `axis` (a sweep axis, or `thread`, `cpu`, `node`) at the
+/// `listed` values, or at every value. A value whose point does not run in the
+/// selection's mode is left out; one without any point is an error.
+pub fn resolve_trend(
+    ctx: &mut Ctx,
+    scope: &Scope,
+    w: &Written,
+    axis: &Ident,
+    listed: &[Value],
+) -> Option<TrendSeries> {
+    let Some(r) = Resolver::new(scope) else {
+        return Some(TrendSeries::default());
+    };
+    let matched = r.pinned(ctx, w, Some(&axis.name))?;
+    let step = |value: &Value, target: Target| {
+        let mut metric = w.mref.clone();
+        metric.select.push((axis.name.clone(), value.clone()));
+        metric.target = target;
+        TrendStep {
+            value: value.clone(),
+            metric,
+        }
+    };
+    let Some(plan_axis) = scope.axes.iter().find(|a| a.name == axis.name) else {
+        // A result dimension: one point, whose rows vary.
+        let target = r.target(ctx, w, matched[0])?;
+        if listed.is_empty() {
+            return Some(TrendSeries::Rows { target });
+        }
+        let steps = listed
+            .iter()
+            .map(|v| {
+                let mut t = target.clone();
+                t.rows.push((axis.name.clone(), v.clone()));
+                step(v, t)
+            })
+            .collect();
+        return Some(TrendSeries::Steps { steps });
+    };
+    let values = if listed.is_empty() {
+        ascending(&plan_axis.values)
+    } else {
+        listed.to_vec()
+    };
+    let mut steps = Vec::new();
+    for v in &values {
+        let at = |p: &&&Point| {
+            p.axes
+                .get(&axis.name)
+                .is_some_and(|x| select::same_value(x, v))
+        };
+        if let Some(p) = matched.iter().find(at) {
+            steps.push(step(v, r.target(ctx, w, p)?));
+            continue;
+        }
+        let mut sel = w.mref.select.clone();
+        sel.retain(|(k, _)| k != "mode");
+        sel.push((axis.name.clone(), v.clone()));
+        if r.points.iter().any(|p| select::matches(p, &sel)) {
+            continue; // runs, but not in the selection's mode
+        }
+        let at = example(&axis.name, v);
+        ctx.err(
+            scope.file,
+            w.ast.span,
+            format!("`{}` has no point at {at}", w.name()),
+        )
+        .set_label(format!("no point at {at}"))
+        .help = Some(format!(
+            "a `where` or a mode block removed it; list the values the trend runs over, e.g. `over {} [...]`",
+            axis.name
+        ));
+        return None;
+    }
+    if steps.len() < 2 {
+        let mode = w.mode().map_or("any", Mode::as_str);
+        ctx.err(
+            scope.file,
+            axis.span,
+            format!(
+                "a trend over `{}` needs at least two values with a point in {mode} mode; it has {}",
+                axis.name,
+                steps.len()
+            ),
+        );
+        return None;
+    }
+    Some(TrendSeries::Steps { steps })
+}
+
+/// A trend's default order: ascending when every value is a number (as the axis
+/// lists them otherwise).
+fn ascending(values: &[Value]) -> Vec<Value> {
+    let mut v = values.to_vec();
+    if v.iter().all(|x| x.as_f64().is_some()) {
+        v.sort_by(|a, b| {
+            a.as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b.as_f64().unwrap_or(0.0))
+        });
+    }
+    v
+}
+
+/// Resolve a plot: every point its selection matches, in plan order (for
+/// `speedup`, all but the baseline lock's), each with its baseline.
+pub fn resolve_plot(ctx: &mut Ctx, scope: &Scope, w: &Written) -> Option<Vec<Target>> {
+    let Some(r) = Resolver::new(scope) else {
+        return Some(Vec::new());
+    };
+    let shown: Vec<&Point> = r
+        .points
+        .iter()
+        .filter(|p| select::matches(p, &w.mref.select))
+        .filter(|p| w.mref.baseline.as_ref() != Some(&p.lock.name))
+        .collect();
+    if shown.is_empty() {
+        ctx.err(
+            scope.file,
+            w.ast.span,
+            "this selection matches no point of the plan",
+        )
+        .set_label("nothing to plot")
+        .help = Some(
+            "the values exist but not together (a `where` or a mode block removed them)".into(),
+        );
+        return None;
+    }
+    // One error is enough: the first point without a baseline.
+    shown.into_iter().map(|p| r.target(ctx, w, p)).collect()
+}

@@ -1,0 +1,329 @@
+//! Topologies: a modelled machine (`topology x5_4 { ... }`) or the host.
+
+use super::{Ctx, Def, Env, Obj};
+use crate::diag::did_you_mean;
+use crate::syntax::{Ident, Val, ValKind};
+use locklab_model::plan::{Costs, Machine, Topology};
+
+impl Ctx<'_> {
+    /// The experiment's topology: a name, `host`, or an inline block (named after
+    /// `inline`, the experiment).
+    pub fn topology_ref(&mut self, file: usize, v: &Val, inline: &Ident) -> Option<Topology> {
+        let ValKind::Symbol(name) = &v.kind else {
+            return self.topology(&Def {
+                file,
+                name: inline.clone(),
+                value: v.clone(),
+            });
+        };
+        match self.topologies.get(name).cloned() {
+            Some(def) => self.topology(&def),
+            None if name == "host" => Some(Topology::Host { costs: None }),
+            None if self
+                .broken
+                .contains(&("topology".to_string(), name.clone())) =>
+            {
+                None
+            }
+            None => {
+                let cands: Vec<String> = self
+                    .topologies
+                    .keys()
+                    .cloned()
+                    .chain(["host".to_string()])
+                    .collect();
+                let help = did_you_mean(name, cands.iter().map(|s| s.as_str()));
+                let no_use = self.files.len() <= 1;
+                let d = self
+                    .err(file, v.span, format!("unknown topology `{name}`"))
+                    .set_label("no topology of this name");
+                d.help = help.map(|h| {
+                    if no_use {
+                        format!("{h} (shared topologies come in with `use \"lib/NAME.lab\"`)")
+                    } else {
+                        h
+                    }
+                });
+                None
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------
+    // Topologies
+
+    pub fn topology(&mut self, def: &Def) -> Option<Topology> {
+        let env = Env::NoAxes;
+        let file = def.file;
+        let v = &def.value;
+        match &v.kind {
+            ValKind::Symbol(s) if s == "host" => Some(Topology::Host { costs: None }),
+            ValKind::Record { ctor: Some(c), .. } if c.name == "host" => {
+                let o = self.obj(
+                    file,
+                    v,
+                    &format!("topology `{}`", def.name.name),
+                    &["transfer", "atomic", "matrix"],
+                    &[],
+                );
+                let costs = self.costs(env, &o, 0, false)?;
+                Some(Topology::Host { costs })
+            }
+            ValKind::Record { ctor: None, .. } => self.machine(def),
+            ValKind::Record { ctor: Some(c), .. } => {
+                self.err(file, c.span, format!("unknown topology kind `{}`", c.name))
+                    .help = Some(
+                    "write `topology NAME { sockets = ..., ... }` or `topology NAME = host`".into(),
+                );
+                None
+            }
+            _ => {
+                self.mismatch(
+                    file,
+                    v,
+                    &format!("topology `{}`", def.name.name),
+                    "`{ sockets = ..., ... }` or `host`",
+                    None,
+                );
+                None
+            }
+        }
+    }
+
+    fn machine(&mut self, def: &Def) -> Option<Topology> {
+        let env = Env::NoAxes;
+        let file = def.file;
+        let what = format!("topology `{}`", def.name.name);
+        let o = self.obj(
+            file,
+            &def.value,
+            &what,
+            &[
+                "sockets", "cores", "smt", "nodes", "llcs", "transfer", "matrix", "atomic",
+                "cache", "freq",
+            ],
+            &[],
+        );
+        let sockets = match o.get("sockets") {
+            Some(v) => self.count(env, file, v, "`sockets`", 1),
+            None => {
+                self.missing(&o, "sockets", "2");
+                None
+            }
+        };
+        let cores = match o.get("cores") {
+            Some(v) => self.count(env, file, v, "`cores` (per socket)", 1),
+            None => {
+                self.missing(&o, "cores", "4");
+                None
+            }
+        };
+        let smt = o
+            .get("smt")
+            .map_or(Some(1), |v| self.count(env, file, v, "`smt`", 1));
+        let nodes = o.get("nodes").map_or(Some(1), |v| {
+            self.count(env, file, v, "`nodes` (per socket)", 1)
+        });
+        let llcs = o.get("llcs").map_or(Some(1), |v| {
+            self.count(env, file, v, "`llcs` (per socket)", 1)
+        });
+        let (sockets, cores, smt, nodes, llcs) = (sockets?, cores?, smt?, nodes?, llcs?);
+        let Some(cpus) = sockets
+            .checked_mul(cores)
+            .and_then(|c| c.checked_mul(smt))
+            .filter(|c| *c <= 1 << 16)
+        else {
+            self.err(
+                file,
+                def.value.span,
+                format!("{what} has too many CPUs (at most 65536)"),
+            );
+            return None;
+        };
+        for (n, key) in [(nodes, "nodes"), (llcs, "llcs")] {
+            if cores % n != 0 {
+                let p = o.prop(key).map_or(def.value.span, |p| p.span);
+                self.err(
+                    file,
+                    p,
+                    format!("{cores} cores per socket cannot be split evenly into {n} {key}"),
+                )
+                .set_label("does not divide the cores");
+            }
+        }
+        if llcs % nodes != 0 && nodes % llcs != 0 {
+            let p = o.prop("llcs").map_or(def.value.span, |p| p.span);
+            self.err(
+                file,
+                p,
+                format!("{llcs} LLCs per socket do not nest with {nodes} NUMA nodes per socket"),
+            );
+        }
+        let costs = self.costs(env, &o, cpus, true)?;
+        let mut l2 = None;
+        let mut llc = None;
+        if let Some(c) = o.get("cache") {
+            let co = self.obj(file, c, "`cache`", &["l2", "llc"], &[]);
+            if !matches!(c.kind, ValKind::Record { ctor: None, .. }) {
+                self.mismatch(
+                    file,
+                    c,
+                    "`cache`",
+                    "a block `{ l2 = ..., llc = ... }`",
+                    None,
+                );
+            }
+            l2 = co.get("l2").and_then(|v| self.size(env, file, v, "`l2`"));
+            llc = co.get("llc").and_then(|v| self.size(env, file, v, "`llc`"));
+        }
+        let freq_hz = o
+            .get("freq")
+            .and_then(|v| self.freq(env, file, v, "`freq`"));
+        Some(Topology::Machine(Machine {
+            name: def.name.name.clone(),
+            sockets,
+            cores_per_socket: cores,
+            smt,
+            nodes_per_socket: nodes,
+            llcs_per_socket: llcs,
+            costs: costs?,
+            l2_bytes: l2,
+            llc_bytes: llc,
+            freq_hz,
+        }))
+    }
+
+    /// `transfer { smt, llc, socket, remote }`, `atomic`, `matrix`. For a machine
+    /// `transfer` is required; for `host` the costs are optional.
+    fn costs(&mut self, env: Env, o: &Obj, cpus: u32, required: bool) -> Option<Option<Costs>> {
+        let file = o.file;
+        let Some(t) = o.get("transfer") else {
+            if required {
+                self.missing(
+                    o,
+                    "transfer",
+                    "{ smt = 10ns, llc = 50ns, socket = 50ns, remote = 190ns }",
+                );
+                return None;
+            }
+            return Some(None);
+        };
+        if !matches!(t.kind, ValKind::Record { ctor: None, .. }) {
+            self.mismatch(
+                file,
+                t,
+                "`transfer`",
+                "a block `{ smt = ..., llc = ..., socket = ..., remote = ... }`",
+                None,
+            );
+            return None;
+        }
+        let to = self.obj(
+            file,
+            t,
+            "`transfer`",
+            &["smt", "llc", "socket", "remote"],
+            &[],
+        );
+        let llc = match to.get("llc") {
+            Some(v) => self.duration(env, file, v, "`llc` transfer latency"),
+            None => {
+                self.missing(&to, "llc", "50ns");
+                None
+            }
+        };
+        let smt = to
+            .get("smt")
+            .map(|v| self.duration(env, file, v, "`smt` transfer latency"));
+        let socket = to
+            .get("socket")
+            .map(|v| self.duration(env, file, v, "`socket` transfer latency"));
+        let remote = to
+            .get("remote")
+            .map(|v| self.duration(env, file, v, "`remote` transfer latency"));
+        let atomic = o
+            .get("atomic")
+            .map_or(Some(5), |v| self.duration(env, file, v, "`atomic`"));
+        let matrix = match o.get("matrix") {
+            Some(v) => Some(self.matrix(file, v, cpus)?),
+            None => None,
+        };
+        let llc = llc?;
+        let smt = smt.unwrap_or(Some(llc))?;
+        let socket = socket.unwrap_or(Some(llc))?;
+        let remote = remote.unwrap_or(Some(socket))?;
+        Some(Some(Costs {
+            smt_ns: smt,
+            llc_ns: llc,
+            socket_ns: socket,
+            remote_ns: remote,
+            matrix_ns: matrix,
+            atomic_ns: atomic?,
+        }))
+    }
+
+    /// A CSV of one-way transfer latencies in ns, one row per CPU, read through the
+    /// loader relative to the file that names it.
+    fn matrix(&mut self, file: usize, v: &Val, cpus: u32) -> Option<Vec<Vec<u64>>> {
+        let rel = self.string(Env::NoAxes, file, v, "`matrix`")?;
+        let path = crate::resolve_path(&self.path(file), &rel);
+        let text = match self.files.iter().find(|f| f.0 == path) {
+            Some(f) => f.1.clone(),
+            None => match self.loader.read(&path) {
+                Ok(t) => {
+                    self.files.push((path.clone(), t.clone()));
+                    t
+                }
+                Err(e) => {
+                    self.err(
+                        file,
+                        v.span,
+                        format!("cannot read matrix file `{path}`: {e}"),
+                    )
+                    .set_label("named here");
+                    return None;
+                }
+            },
+        };
+        let mut rows = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            let mut row = Vec::new();
+            for cell in t.split([',', ';', ' ', '\t']).filter(|c| !c.is_empty()) {
+                match cell.parse::<f64>() {
+                    Ok(f) if (0.0..1e15).contains(&f) => row.push(f.round() as u64),
+                    _ => {
+                        self.err(
+                            file,
+                            v.span,
+                            format!("`{path}` line {}: `{cell}` is not a latency in ns", i + 1),
+                        );
+                        return None;
+                    }
+                }
+            }
+            rows.push(row);
+        }
+        let n = rows.len();
+        if rows.iter().any(|r| r.len() != n) {
+            self.err(
+                file,
+                v.span,
+                format!("`{path}` is not a square matrix ({n} rows)"),
+            );
+            return None;
+        }
+        if cpus > 0 && n != cpus as usize {
+            self.err(
+                file,
+                v.span,
+                format!("`{path}` has {n} rows but the topology has {cpus} CPUs"),
+            );
+            return None;
+        }
+        Some(rows)
+    }
+}

@@ -1,0 +1,272 @@
+//! Parsing: each piece the scanner cut is handed to pest on its own, so that one
+//! mistake does not hide the next.
+
+use super::errors::{convert_pest_error, found_at};
+use super::lower::Builder;
+use super::scan::{
+    is_blank, matching_close, open_brace, scan, top_level_pieces, word_at, CONTINUATION_WORDS,
+};
+use super::{Experiment, Item, LabParser, Rule, Val, MAX_DEPTH};
+use crate::diag::{Diagnostic, Span};
+use pest::Parser;
+
+pub struct Parsed {
+    pub items: Vec<Item>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// `(kind, name)` of definitions that did not parse: references to them are not
+    /// reported again as unknown names.
+    pub broken: Vec<(String, String)>,
+}
+
+pub fn parse_file(file: &str, src: &str) -> Parsed {
+    pest::set_error_detail(true);
+    let mut p = Parser_ {
+        file,
+        src,
+        items: Vec::new(),
+        diags: Vec::new(),
+        broken: Vec::new(),
+    };
+    for (s, e) in top_level_pieces(src) {
+        let piece = &src[s..e];
+        if is_blank(piece) {
+            continue;
+        }
+        p.piece(s, e);
+    }
+    Parsed {
+        items: p.items,
+        diagnostics: p.diags,
+        broken: p.broken,
+    }
+}
+
+/// Parse `axis=value,value` values from the command line; `file` names the pseudo
+/// file the text is shown as in diagnostics.
+pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>, Box<Diagnostic>> {
+    pest::set_error_detail(true);
+    let text = &src[offset..];
+    let sc = scan(src.as_bytes(), offset, src.len(), 0);
+    if sc.max_depth > MAX_DEPTH {
+        return Err(Box::new(too_deep(file, sc.max_at)));
+    }
+    match LabParser::parse(Rule::set_values, text) {
+        Ok(mut pairs) => {
+            let top = pairs.next().expect("set_values matched");
+            let b = Builder { offset };
+            Ok(top
+                .into_inner()
+                .filter(|p| p.as_rule() == Rule::value)
+                .map(|p| b.value(p))
+                .collect())
+        }
+        Err(e) => Err(Box::new(convert_pest_error(file, src, offset, e))),
+    }
+}
+
+fn too_deep(file: &str, at: usize) -> Diagnostic {
+    Diagnostic::error(
+        file,
+        Span::new(at, at + 1),
+        format!("brackets nested more than {MAX_DEPTH} deep"),
+    )
+    .with_label("too deep")
+    .with_help("flatten the value; no construct of the language needs this much nesting")
+}
+
+struct Parser_<'a> {
+    file: &'a str,
+    src: &'a str,
+    items: Vec<Item>,
+    diags: Vec<Diagnostic>,
+    broken: Vec<(String, String)>,
+}
+
+impl Parser_<'_> {
+    fn piece(&mut self, s: usize, e: usize) {
+        let bytes = self.src.as_bytes();
+        let sc = scan(bytes, s, e, 0);
+        let first = sc.lines.first().map(|l| l.1).unwrap_or(s);
+        // Skip leading blank/comment lines to find the keyword.
+        let mut kw_pos = first;
+        for &(_, f, _) in &sc.lines {
+            if f < e && bytes[f] != b'#' && bytes[f] != b'\n' && !self.src[f..].starts_with("//") {
+                kw_pos = f;
+                break;
+            }
+        }
+        if word_at(bytes, kw_pos) == b"experiment" {
+            self.experiment(s, e, kw_pos);
+            return;
+        }
+        // The definition's kind and name, in case it does not parse.
+        let kind = String::from_utf8_lossy(word_at(bytes, kw_pos)).into_owned();
+        let mut name_pos = kw_pos + kind.len();
+        while name_pos < e && (bytes[name_pos] == b' ' || bytes[name_pos] == b'\t') {
+            name_pos += 1;
+        }
+        let name = String::from_utf8_lossy(word_at(bytes, name_pos.min(e))).into_owned();
+        if sc.max_depth > MAX_DEPTH {
+            self.diags.push(too_deep(self.file, sc.max_at));
+            self.broken.push((kind, name));
+            return;
+        }
+        match LabParser::parse(Rule::item_only, &self.src[s..e]) {
+            Ok(mut pairs) => {
+                let top = pairs.next().expect("item_only matched");
+                let b = Builder { offset: s };
+                for p in top.into_inner() {
+                    if p.as_rule() != Rule::EOI {
+                        self.items.push(b.item(p));
+                    }
+                }
+            }
+            Err(err) => {
+                self.diags
+                    .push(convert_pest_error(self.file, self.src, s, err));
+                self.broken.push((kind, name));
+            }
+        }
+    }
+
+    fn experiment(&mut self, s: usize, e: usize, kw_pos: usize) {
+        let bytes = self.src.as_bytes();
+        let brace = open_brace(bytes, kw_pos, e);
+        let head_end = brace.map(|b| b + 1).unwrap_or(e);
+        let head = &self.src[s..head_end];
+        let name = match LabParser::parse(Rule::exp_head, head) {
+            Ok(mut pairs) => {
+                let top = pairs.next().expect("exp_head matched");
+                let b = Builder { offset: s };
+                top.into_inner()
+                    .find(|p| p.as_rule() == Rule::ident)
+                    .map(|p| b.ident(p))
+            }
+            Err(err) => {
+                self.diags
+                    .push(convert_pest_error(self.file, self.src, s, err));
+                None
+            }
+        };
+        let Some(open) = brace else {
+            return;
+        };
+        let sc = scan(bytes, open + 1, e, 1);
+        let close = matching_close(bytes, open, e);
+        let body_end = close.unwrap_or(e);
+        if close.is_none() {
+            self.diags.push(
+                Diagnostic::error(
+                    self.file,
+                    Span::new(open, open + 1),
+                    "this experiment block is never closed",
+                )
+                .with_label("opened here")
+                .with_help("add `}` after the experiment's last statement"),
+            );
+        } else if let Some(c) = close {
+            let rest = &self.src[c + 1..e];
+            if !is_blank(rest) {
+                let off = c + 1 + (rest.len() - rest.trim_start().len());
+                self.diags.push(
+                    Diagnostic::error(
+                        self.file,
+                        Span::new(off, off + 1),
+                        format!("unexpected {} after the experiment block", found_at(self.src, off)),
+                    )
+                    .with_label("expected a top-level item")
+                    .with_help("a file holds `use`, `topology`, `lock`, `workload`, `placement` and `experiment` items"),
+                );
+            }
+        }
+        // Cut the body into statements: a name at the start of a line, outside
+        // brackets, starts one (unless it continues a claim).
+        let mut starts = Vec::new();
+        for &(_, first, depth) in &sc.lines {
+            if first >= body_end || depth != 1 {
+                continue;
+            }
+            let w = word_at(bytes, first);
+            if w.is_empty() || CONTINUATION_WORDS.iter().any(|k| k.as_bytes() == w) {
+                continue;
+            }
+            starts.push(first);
+        }
+        if starts.first().is_none_or(|&f| f > open + 1) {
+            starts.insert(0, open + 1);
+        }
+        let mut body = Vec::new();
+        for (k, &st) in starts.iter().enumerate() {
+            let en = starts.get(k + 1).copied().unwrap_or(body_end).min(body_end);
+            if st >= en || is_blank(&self.src[st..en]) {
+                continue;
+            }
+            let psc = scan(bytes, st, en, 0);
+            if psc.max_depth > MAX_DEPTH {
+                self.diags.push(too_deep(self.file, psc.max_at));
+                continue;
+            }
+            match LabParser::parse(Rule::stmt_only, &self.src[st..en]) {
+                Ok(mut pairs) => {
+                    let top = pairs.next().expect("stmt_only matched");
+                    let b = Builder { offset: st };
+                    for p in top.into_inner() {
+                        if p.as_rule() != Rule::EOI {
+                            body.push(b.stmt(p));
+                        }
+                    }
+                }
+                Err(err) => self
+                    .diags
+                    .push(convert_pest_error(self.file, self.src, st, err)),
+            }
+        }
+        if let Some(name) = name {
+            self.items.push(Item::Experiment(Experiment {
+                span: Span::new(kw_pos, head_end),
+                name,
+                body,
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_is_reported_and_items_survive() {
+        let p = parse_file("f.lab", "lock a = = mcs\nlock b = ticket\nlock c = tas x\n");
+        assert_eq!(p.diagnostics.len(), 2);
+        assert_eq!(p.items.len(), 1);
+        assert_eq!(
+            p.broken,
+            [
+                ("lock".to_string(), "a".to_string()),
+                ("lock".to_string(), "c".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn messages_use_words_not_rule_names() {
+        let p = parse_file(
+            "f.lab",
+            "experiment e {\n  sweep { threads = [1, }\n  expect speedup[ over x\n}\n",
+        );
+        assert_eq!(p.diagnostics.len(), 2);
+        for d in &p.diagnostics {
+            assert!(
+                !d.message.contains("kw_") && !d.message.contains("_item"),
+                "{}",
+                d.message
+            );
+            assert!(
+                !d.message.contains("EOI") && !d.message.contains("Rule"),
+                "{}",
+                d.message
+            );
+        }
+    }
+}

@@ -399,7 +399,7 @@ impl Ctx<'_> {
     }
 }
 
-/// CFS of the 2.6.3x era on 16 CPUs (CLAIMS.md, seed 003).
+/// CFS of the 2.6.3x era on 16 CPUs.
 pub fn default_sched() -> SchedParams {
     SchedParams {
         wakeup_granularity_ns: 4_000_000,

@@ -10,31 +10,10 @@
 
 use crate::error::{Error, Result};
 use crate::stats::{self, Estimate};
-use crate::store::{AxisColumn, Results, HANDOFF_METRICS, THREAD_METRICS};
+use crate::store::{AxisColumn, Results, HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 use polars::prelude::*;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
-
-/// Columns of points.parquet that identify a row rather than measure it.
-const POINT_ID_COLS: &[&str] = &[
-    "schema_version",
-    "point",
-    "point_id",
-    "mode",
-    "rep",
-    "seed",
-    "lock",
-    "lock_algo",
-    "workload",
-    "threads",
-    "skipped",
-    "window_ns",
-    "fairness_window_ns",
-    "noise",
-    "wait_cdf_ns",
-    "critical_nominal_ns",
-    "outside_nominal_ns",
-];
 
 pub(crate) fn perr(ctx: &str) -> impl FnOnce(PolarsError) -> Error + '_ {
     move |source| Error::Polars {
@@ -58,8 +37,9 @@ pub(crate) fn present_axes(results: &Results, schema: &Schema) -> Vec<AxisColumn
         .collect()
 }
 
-/// The metric columns of points.parquet: every numeric measurement, including the
-/// flattened `extra` metrics.
+/// The metric columns of points.parquet: every numeric column that is neither a
+/// record column (`store::POINT_RECORD_COLUMNS`) nor an axis, that is, the registry's
+/// points metrics and the flattened `extra` keys.
 pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
     let schema = schema_of(&results.points, "points")?;
     let axes: BTreeSet<String> = results
@@ -71,7 +51,7 @@ pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
         .iter()
         .filter(|(name, dt)| {
             dt.is_primitive_numeric()
-                && !POINT_ID_COLS.contains(&name.as_str())
+                && !POINT_RECORD_COLUMNS.contains(&name.as_str())
                 && !axes.contains(name.as_str())
         })
         .map(|(n, _)| n.to_string())

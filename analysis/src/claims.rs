@@ -34,6 +34,7 @@ use crate::util::{fmt_num, write_atomic};
 use locklab_model::plan::{
     BinOp, Claim, ClaimKind, Expr as CExpr, MetricRef, OrderOp, Plan, Point, TrendDirection, Value,
 };
+use locklab_model::units;
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -580,7 +581,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Per-repetition values of a thread or hand-off metric, combining the matched
-    /// rows of each repetition (see `combine`).
+    /// rows of each repetition (see [`crate::combine`]).
     fn row_samples(
         &self,
         table: Table,
@@ -677,7 +678,7 @@ impl<'a> Ctx<'a> {
             while j < reps.len() && reps[j] == reps[i] {
                 j += 1;
             }
-            out.push(combine(metric, &v[i..j], &w[i..j]));
+            out.push(crate::combine::values(metric, &v[i..j], &w[i..j]));
             i = j;
         }
         Ok(out)
@@ -766,7 +767,7 @@ impl<'a> Ctx<'a> {
                 .ok()
                 .and_then(|v| v.into_iter().find(|x| x.is_finite()))
         };
-        let dur = crate_units_duration;
+        let dur = |ns: f64| units::duration_label(ns.max(0.0).round() as u64);
         if metric.starts_with("window_") {
             match (first("window_ns"), first("fairness_window_ns")) {
                 (_, Some(f)) if f <= 0.0 => {
@@ -951,45 +952,6 @@ impl<'a> Ctx<'a> {
             .map(|f| Value::Int(f as i64))
             .collect())
     }
-}
-
-/// Combine the rows of one repetition that a selection matched, as
-/// `pipeline::node_aggs` and `pipeline::handoff_aggs` do: counts and shares add
-/// up; p50 and means are weighted means (weights: acquisitions or hand-offs); the
-/// p99, p99.9, max and bypass are the largest (an upper bound on the group's own
-/// quantile).
-fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
-    if v.len() == 1 {
-        return v[0];
-    }
-    let finite: Vec<(f64, f64)> = v
-        .iter()
-        .zip(w)
-        .filter(|(x, _)| !x.is_nan())
-        .map(|(a, b)| (*a, *b))
-        .collect();
-    if finite.is_empty() {
-        return f64::NAN;
-    }
-    match metric {
-        "acquisitions" | "share" | "count" | "cpu_ns" => finite.iter().map(|(x, _)| x).sum(),
-        "wait_p99_ns" | "wait_p999_ns" | "wait_max_ns" | "bypass_max" => finite
-            .iter()
-            .map(|(x, _)| *x)
-            .fold(f64::NEG_INFINITY, f64::max),
-        _ => {
-            let sw: f64 = finite.iter().map(|(_, w)| w).sum();
-            if sw > 0.0 {
-                finite.iter().map(|(x, w)| x * w).sum::<f64>() / sw
-            } else {
-                stats::median(&finite.iter().map(|(x, _)| *x).collect::<Vec<_>>())
-            }
-        }
-    }
-}
-
-fn crate_units_duration(ns: f64) -> String {
-    locklab_model::units::duration_label(ns.max(0.0).round() as u64)
 }
 
 fn band_label(lo: f64, hi: f64, strict: bool) -> String {

@@ -30,6 +30,7 @@
 
 pub mod bench;
 pub mod claims;
+mod combine;
 pub mod compare;
 pub mod error;
 pub mod pipeline;

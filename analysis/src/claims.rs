@@ -1079,7 +1079,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
             // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
             let is_ns = matches!(expr, CExpr::Metric(m) if m.metric.ends_with("_ns"));
             let (expectation, measured_text) = if is_ns && est.value.is_finite() {
-                let d = crate::plots::fmt_duration;
+                let d = units::duration;
                 (
                     band_label_with(*lo, *hi, *strict, d),
                     format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi)),

@@ -362,7 +362,7 @@ const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
 const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
 
 /// For a selection naming thread or hand-off dimensions (`cpu=7`, `remote=true`):
-/// the selected rows combined per repetition ([`node_aggs`], [`combine::aggs`]) and
+/// the selected rows combined per repetition (`node_aggs`, `combine::aggs`) and
 /// summarised per point × mode, like [`point_summary`]. `None` when the selection
 /// names no such dimension.
 pub fn selected_summary(
@@ -414,7 +414,7 @@ pub fn selected_summary(
 }
 
 /// One row per NUMA node and wait class of each point × mode: every thread metric of
-/// the node's threads combined per repetition ([`node_aggs`]), then summarised over
+/// the node's threads combined per repetition (`node_aggs`), then summarised over
 /// the repetitions, and `threads_in_node`.
 pub fn node_summary(results: &Results) -> Result<DataFrame> {
     let (pre, aggs) = node_aggs();

@@ -27,11 +27,11 @@
 //! rebuilt at any time. Part files are YAML because it round-trips NaN and ±inf,
 //! which mark metrics that do not apply.
 //!
-//! One file per job: [`parts`] (the journal: record parts and the manifest on disk),
-//! [`columns`] (which record field holds each column; the metric columns come from
-//! the registry, `locklab_model::metrics`), [`tables`] (the frames built from
-//! records), [`parquet`] (writing and scanning the files), [`load`] (a results
-//! directory read back), [`merge`] (shards into one directory) and [`diff`] (records
+//! One file per job: `parts` (the journal: record parts and the manifest on disk),
+//! `columns` (which record field holds each column; the metric columns come from
+//! the registry, `locklab_model::metrics`), `tables` (the frames built from
+//! records), `parquet` (writing and scanning the files), `load` (a results
+//! directory read back), `merge` (shards into one directory) and `diff` (records
 //! of two directories compared).
 
 mod columns;

@@ -23,8 +23,9 @@
 //! A claim that does not select a `mode` is evaluated in each mode the results hold
 //! data for, one result per mode.
 //!
-//! Exit code ([`exit_code`]): 1 when any gating claim is `fail` or `error`, else 0.
-//! `inconclusive` and `skipped` do not fail a run; the report lists them as warnings.
+//! [`VerdictCounts`] counts the verdicts; the command line decides its exit code from
+//! the gating claims' counts. The report lists `inconclusive` and `skipped` claims as
+//! warnings.
 
 use crate::error::{Error, Result};
 use crate::pipeline::{f64_values, str_values};
@@ -1570,16 +1571,37 @@ pub fn claims_table(claims: &[ClaimResult]) -> String {
     out
 }
 
-/// Exit code per the command-line contract: 1 when a gating claim failed or could
-/// not be evaluated, 0 otherwise (inconclusive and skipped claims do not fail).
-pub fn exit_code(claims: &[ClaimResult]) -> i32 {
-    if claims
-        .iter()
-        .any(|c| c.gating && matches!(c.verdict, Verdict::Fail | Verdict::Error))
-    {
-        1
-    } else {
-        0
+/// How many claims reached each verdict. The command line turns the counts of the
+/// gating claims into its exit code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    pub pass: usize,
+    pub fail: usize,
+    pub inconclusive: usize,
+    pub error: usize,
+    pub skipped: usize,
+    pub report: usize,
+}
+
+impl VerdictCounts {
+    pub fn of<'a>(claims: impl IntoIterator<Item = &'a ClaimResult>) -> Self {
+        let mut n = VerdictCounts::default();
+        for c in claims {
+            *match c.verdict {
+                Verdict::Pass => &mut n.pass,
+                Verdict::Fail => &mut n.fail,
+                Verdict::Inconclusive => &mut n.inconclusive,
+                Verdict::Error => &mut n.error,
+                Verdict::Skipped => &mut n.skipped,
+                Verdict::Report => &mut n.report,
+            } += 1;
+        }
+        n
+    }
+
+    /// The verdicts of the gating claims only (`expect`, not `report`).
+    pub fn gating(claims: &[ClaimResult]) -> Self {
+        Self::of(claims.iter().filter(|c| c.gating))
     }
 }
 

@@ -350,7 +350,11 @@ mod tests {
                 assert_eq!(m.combine, Single, "{}", m.name);
             }
             if m.in_table(Threads) || m.in_table(Handoffs) {
-                assert_ne!(m.combine, Single, "{}: rows of a group must combine", m.name);
+                assert_ne!(
+                    m.combine, Single,
+                    "{}: rows of a group must combine",
+                    m.name
+                );
             }
             assert!(m.range.0 <= m.range.1, "{}", m.name);
         }

@@ -42,8 +42,7 @@ mod parquet;
 mod parts;
 mod tables;
 
-pub use columns::POINT_RECORD_COLUMNS;
-pub use columns::{HANDOFF_METRICS, THREAD_METRICS};
+pub use columns::{HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 pub use diff::diff_records;
 pub use load::{load_results, Results};
 pub use merge::merge;

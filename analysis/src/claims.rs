@@ -23,8 +23,9 @@
 //! A claim that does not select a `mode` is evaluated in each mode the results hold
 //! data for, one result per mode.
 //!
-//! Exit code ([`exit_code`]): 1 when any gating claim is `fail` or `error`, else 0.
-//! `inconclusive` and `skipped` do not fail a run; the report lists them as warnings.
+//! [`VerdictCounts`] counts the verdicts; the command line decides its exit code from
+//! the gating claims' counts. The report lists `inconclusive` and `skipped` claims as
+//! warnings.
 
 use crate::error::{Error, Result};
 use crate::pipeline::{f64_values, str_values};
@@ -34,6 +35,7 @@ use crate::util::{fmt_num, write_atomic};
 use locklab_model::plan::{
     BinOp, Claim, ClaimKind, Expr as CExpr, MetricRef, OrderOp, Plan, Point, TrendDirection, Value,
 };
+use locklab_model::units;
 use polars::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -580,7 +582,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Per-repetition values of a thread or hand-off metric, combining the matched
-    /// rows of each repetition (see `combine`).
+    /// rows of each repetition (see [`crate::combine`]).
     fn row_samples(
         &self,
         table: Table,
@@ -677,7 +679,7 @@ impl<'a> Ctx<'a> {
             while j < reps.len() && reps[j] == reps[i] {
                 j += 1;
             }
-            out.push(combine(metric, &v[i..j], &w[i..j]));
+            out.push(crate::combine::values(metric, &v[i..j], &w[i..j]));
             i = j;
         }
         Ok(out)
@@ -766,7 +768,7 @@ impl<'a> Ctx<'a> {
                 .ok()
                 .and_then(|v| v.into_iter().find(|x| x.is_finite()))
         };
-        let dur = crate_units_duration;
+        let dur = |ns: f64| units::duration_label(ns.max(0.0).round() as u64);
         if metric.starts_with("window_") {
             match (first("window_ns"), first("fairness_window_ns")) {
                 (_, Some(f)) if f <= 0.0 => {
@@ -953,45 +955,6 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Combine the rows of one repetition that a selection matched, as
-/// `pipeline::node_aggs` and `pipeline::handoff_aggs` do: counts and shares add
-/// up; p50 and means are weighted means (weights: acquisitions or hand-offs); the
-/// p99, p99.9, max and bypass are the largest (an upper bound on the group's own
-/// quantile).
-fn combine(metric: &str, v: &[f64], w: &[f64]) -> f64 {
-    if v.len() == 1 {
-        return v[0];
-    }
-    let finite: Vec<(f64, f64)> = v
-        .iter()
-        .zip(w)
-        .filter(|(x, _)| !x.is_nan())
-        .map(|(a, b)| (*a, *b))
-        .collect();
-    if finite.is_empty() {
-        return f64::NAN;
-    }
-    match metric {
-        "acquisitions" | "share" | "count" | "cpu_ns" => finite.iter().map(|(x, _)| x).sum(),
-        "wait_p99_ns" | "wait_p999_ns" | "wait_max_ns" | "bypass_max" => finite
-            .iter()
-            .map(|(x, _)| *x)
-            .fold(f64::NEG_INFINITY, f64::max),
-        _ => {
-            let sw: f64 = finite.iter().map(|(_, w)| w).sum();
-            if sw > 0.0 {
-                finite.iter().map(|(x, w)| x * w).sum::<f64>() / sw
-            } else {
-                stats::median(&finite.iter().map(|(x, _)| *x).collect::<Vec<_>>())
-            }
-        }
-    }
-}
-
-fn crate_units_duration(ns: f64) -> String {
-    locklab_model::units::duration_label(ns.max(0.0).round() as u64)
-}
-
 fn band_label(lo: f64, hi: f64, strict: bool) -> String {
     band_label_with(lo, hi, strict, fmt_num)
 }
@@ -1117,7 +1080,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: &str) -> Res<Outcome> {
             // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
             let is_ns = matches!(expr, CExpr::Metric(m) if m.metric.ends_with("_ns"));
             let (expectation, measured_text) = if is_ns && est.value.is_finite() {
-                let d = crate::plots::fmt_duration;
+                let d = units::duration;
                 (
                     band_label_with(*lo, *hi, *strict, d),
                     format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi)),
@@ -1609,16 +1572,37 @@ pub fn claims_table(claims: &[ClaimResult]) -> String {
     out
 }
 
-/// Exit code per the command-line contract: 1 when a gating claim failed or could
-/// not be evaluated, 0 otherwise (inconclusive and skipped claims do not fail).
-pub fn exit_code(claims: &[ClaimResult]) -> i32 {
-    if claims
-        .iter()
-        .any(|c| c.gating && matches!(c.verdict, Verdict::Fail | Verdict::Error))
-    {
-        1
-    } else {
-        0
+/// How many claims reached each verdict. The command line turns the counts of the
+/// gating claims into its exit code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct VerdictCounts {
+    pub pass: usize,
+    pub fail: usize,
+    pub inconclusive: usize,
+    pub error: usize,
+    pub skipped: usize,
+    pub report: usize,
+}
+
+impl VerdictCounts {
+    pub fn of<'a>(claims: impl IntoIterator<Item = &'a ClaimResult>) -> Self {
+        let mut n = VerdictCounts::default();
+        for c in claims {
+            *match c.verdict {
+                Verdict::Pass => &mut n.pass,
+                Verdict::Fail => &mut n.fail,
+                Verdict::Inconclusive => &mut n.inconclusive,
+                Verdict::Error => &mut n.error,
+                Verdict::Skipped => &mut n.skipped,
+                Verdict::Report => &mut n.report,
+            } += 1;
+        }
+        n
+    }
+
+    /// The verdicts of the gating claims only (`expect`, not `report`).
+    pub fn gating(claims: &[ClaimResult]) -> Self {
+        Self::of(claims.iter().filter(|c| c.gating))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::pipeline::{f64_values, str_values};
 use crate::stats::{self, Estimate};
 use crate::store::{load_results, Results};
 use crate::util::{create_dir, write_atomic};
+use locklab_model::metrics::{self, Better};
 use polars::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -24,13 +25,9 @@ pub struct CompareOptions {
     pub sim_vs_native: bool,
 }
 
-/// The headline metrics and whether higher is better.
-pub const HEADLINE: &[(&str, bool)] = &[
-    ("throughput_ops_s", true),
-    ("wait_p99_ns", false),
-    ("fairness_factor", false),
-    ("jain", true),
-];
+/// The headline metrics: points metrics whose better direction (the registry's
+/// [`Better`]) decides each verdict.
+pub const HEADLINE: &[&str] = &["throughput_ops_s", "wait_p99_ns", "fairness_factor", "jain"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -81,7 +78,7 @@ type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
 /// Per (point_id, mode): repetition values of each headline metric.
 fn samples(r: &Results) -> Result<Samples> {
     let mut sel = vec![col("point_id"), col("mode")];
-    sel.extend(HEADLINE.iter().map(|(m, _)| col(*m)));
+    sel.extend(HEADLINE.iter().map(|m| col(*m)));
     let df = r
         .points
         .clone()
@@ -92,7 +89,7 @@ fn samples(r: &Results) -> Result<Samples> {
     let ids = str_values(&df, "point_id")?;
     let modes = str_values(&df, "mode")?;
     let mut out: Samples = BTreeMap::new();
-    for (m, _) in HEADLINE {
+    for m in HEADLINE {
         let v = f64_values(&df, m)?;
         for i in 0..df.height() {
             out.entry((ids[i].clone(), modes[i].clone()))
@@ -128,6 +125,30 @@ fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<St
     }
 }
 
+/// B against A from the interval of B/A: better or worse when the whole interval
+/// lies on one side of 1. A metric with no better direction is never a change.
+fn verdict(ratio: &Estimate, better: Better) -> CompareVerdict {
+    let up = match better {
+        Better::Higher => CompareVerdict::Better,
+        Better::Lower => CompareVerdict::Worse,
+        Better::Neither => CompareVerdict::WithinNoise,
+    };
+    let down = match better {
+        Better::Higher => CompareVerdict::Worse,
+        Better::Lower => CompareVerdict::Better,
+        Better::Neither => CompareVerdict::WithinNoise,
+    };
+    if ratio.value.is_nan() || ratio.lo.is_nan() {
+        CompareVerdict::NotMeasured
+    } else if ratio.lo > 1.0 {
+        up
+    } else if ratio.hi < 1.0 {
+        down
+    } else {
+        CompareVerdict::WithinNoise
+    }
+}
+
 pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> {
     let ra = load_results(a)?;
     let rb = if a == b { ra.clone() } else { load_results(b)? };
@@ -157,27 +178,12 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
             only_a += 1;
             continue;
         };
-        for (metric, higher_better) in HEADLINE {
+        for metric in HEADLINE {
+            let better = metrics::get(metric).map_or(Better::Neither, |m| m.better);
             let (xa, xb) = (&ma[*metric], &mb[*metric]);
             let seed = stats::seed_for(&format!("compare/{id}/{mode}/{metric}"));
             let ratio = stats::bootstrap(&[xa.clone(), xb.clone()], seed, |m| vec![m[1] / m[0]])[0];
-            let verdict = if ratio.value.is_nan() || ratio.lo.is_nan() {
-                CompareVerdict::NotMeasured
-            } else if ratio.lo > 1.0 {
-                if *higher_better {
-                    CompareVerdict::Better
-                } else {
-                    CompareVerdict::Worse
-                }
-            } else if ratio.hi < 1.0 {
-                if *higher_better {
-                    CompareVerdict::Worse
-                } else {
-                    CompareVerdict::Better
-                }
-            } else {
-                CompareVerdict::WithinNoise
-            };
+            let verdict = verdict(&ratio, better);
             rows.push(CompareRow {
                 point_id: id.clone(),
                 mode: mode.clone(),
@@ -363,5 +369,29 @@ impl Comparison {
 impl std::fmt::Display for Comparison {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.table())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locklab_model::metrics::Table;
+
+    #[test]
+    fn headline_metrics_are_points_metrics_with_a_direction() {
+        for m in HEADLINE {
+            let metric = metrics::get(m).unwrap_or_else(|| panic!("{m} is not a metric"));
+            assert!(metric.in_table(Table::Points), "{m}");
+            assert_ne!(metric.better, Better::Neither, "{m}");
+        }
+        let up = Estimate {
+            value: 1.2,
+            lo: 1.1,
+            hi: 1.3,
+            n: 5,
+        };
+        assert_eq!(verdict(&up, Better::Higher), CompareVerdict::Better);
+        assert_eq!(verdict(&up, Better::Lower), CompareVerdict::Worse);
+        assert_eq!(verdict(&up, Better::Neither), CompareVerdict::WithinNoise);
     }
 }

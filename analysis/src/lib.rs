@@ -21,15 +21,19 @@
 //! print!("{}", locklab_analysis::claims::claims_table(&claims));
 //! let report = locklab_analysis::report::build_report(dir)?;
 //! println!("{}", report.index_html.display());
-//! std::process::exit(locklab_analysis::claims::exit_code(&claims));
+//! let gating = locklab_analysis::VerdictCounts::gating(&claims);
+//! println!("{} gating claims failed, {} could not be evaluated", gating.fail, gating.error);
+//! # Ok(())
 //! # }
 //! ```
 //!
 //! Architecture Invariant: this crate never runs experiments; it reads and writes
-//! results directories only. polars and plotters stay inside it.
+//! results directories only. polars and plotters stay inside it. It picks no exit
+//! codes: it counts verdicts ([`VerdictCounts`]) and the command line decides.
 
 pub mod bench;
 pub mod claims;
+mod combine;
 pub mod compare;
 pub mod error;
 pub mod pipeline;
@@ -39,7 +43,7 @@ pub mod stats;
 pub mod store;
 mod util;
 
-pub use claims::{claims_table, evaluate, exit_code, write_claims_json, ClaimResult, Verdict};
+pub use claims::{claims_table, evaluate, write_claims_json, ClaimResult, Verdict, VerdictCounts};
 pub use error::{Error, Result};
 pub use store::{load_results, merge, Results, ResultsWriter};
 pub use util::{fmt_num, now_utc};

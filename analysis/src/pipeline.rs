@@ -8,33 +8,14 @@
 //! `m_lo` and `m_hi` (the interval), plus `n_reps`. Summaries are sorted by their
 //! keys: group-bys and joins do not keep row order.
 
+use crate::combine;
 use crate::error::{Error, Result};
 use crate::stats::{self, Estimate};
-use crate::store::{AxisColumn, Results, HANDOFF_METRICS, THREAD_METRICS};
+use crate::store::{AxisColumn, Results, HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
+use locklab_model::metrics::Table;
 use polars::prelude::*;
 use rayon::prelude::*;
 use std::collections::BTreeSet;
-
-/// Columns of points.parquet that identify a row rather than measure it.
-const POINT_ID_COLS: &[&str] = &[
-    "schema_version",
-    "point",
-    "point_id",
-    "mode",
-    "rep",
-    "seed",
-    "lock",
-    "lock_algo",
-    "workload",
-    "threads",
-    "skipped",
-    "window_ns",
-    "fairness_window_ns",
-    "noise",
-    "wait_cdf_ns",
-    "critical_nominal_ns",
-    "outside_nominal_ns",
-];
 
 pub(crate) fn perr(ctx: &str) -> impl FnOnce(PolarsError) -> Error + '_ {
     move |source| Error::Polars {
@@ -58,8 +39,9 @@ pub(crate) fn present_axes(results: &Results, schema: &Schema) -> Vec<AxisColumn
         .collect()
 }
 
-/// The metric columns of points.parquet: every numeric measurement, including the
-/// flattened `extra` metrics.
+/// The metric columns of points.parquet: every numeric column that is neither a
+/// record column (`store::POINT_RECORD_COLUMNS`) nor an axis, that is, the registry's
+/// points metrics and the flattened `extra` keys.
 pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
     let schema = schema_of(&results.points, "points")?;
     let axes: BTreeSet<String> = results
@@ -71,7 +53,7 @@ pub fn point_metrics(results: &Results) -> Result<Vec<String>> {
         .iter()
         .filter(|(name, dt)| {
             dt.is_primitive_numeric()
-                && !POINT_ID_COLS.contains(&name.as_str())
+                && !POINT_RECORD_COLUMNS.contains(&name.as_str())
                 && !axes.contains(name.as_str())
         })
         .map(|(n, _)| n.to_string())
@@ -366,74 +348,13 @@ pub(crate) fn thread_summary_of(results: &Results, threads: LazyFrame) -> Result
     attach_identity(results, df, &keys)
 }
 
-/// Metrics of the per-node table.
-pub const NODE_METRICS: &[&str] = &[
-    "acquisitions",
-    "share",
-    "wait_p50_ns",
-    "wait_p99_ns",
-    "wait_p999_ns",
-    "wait_max_ns",
-    "wait_mean_ns",
-];
-
-fn nan_to_null(name: &str) -> Expr {
-    col(name).cast(DataType::Float64).fill_nan(lit(NULL))
-}
-
-/// Row-level helpers for a weighted mean: x·w, and w where x is known. Computed
-/// before grouping so the group-by stays on polars' fast aggregation path.
-fn weight_cols(metric: &str, weight: &str) -> [Expr; 2] {
-    let (x, w) = (nan_to_null(metric), nan_to_null(weight));
-    [
-        (x.clone() * w.clone()).alias(format!("__wx_{metric}")),
-        when(x.is_not_null())
-            .then(w)
-            .otherwise(lit(0.0))
-            .alias(format!("__wv_{metric}")),
-    ]
-}
-
-fn weighted(metric: &str) -> Expr {
-    (col(format!("__wx_{metric}")).sum() / col(format!("__wv_{metric}")).sum()).alias(metric)
-}
-
 /// Thread rows combined per repetition (the threads of a node, or those a selector
-/// picks), the same way claims combine them: counts and shares add up; p50 and
-/// means are acquisition-weighted means; p99, p99.9, max and bypass are the largest
-/// of the threads' (an upper bound on the group's own quantile). Returns the
-/// row-level columns to add before grouping, and the aggregations.
+/// picks) as claims combine them ([`crate::combine`]), with the number of rows
+/// (`threads_in_node`). Returns the row-level columns to add before grouping, and
+/// the aggregations.
 pub(crate) fn node_aggs() -> (Vec<Expr>, Vec<Expr>) {
-    let pre = ["wait_p50_ns", "wait_mean_ns", "hold_mean_ns"]
-        .iter()
-        .flat_map(|m| weight_cols(m, "acquisitions"))
-        .collect();
-    let aggs = vec![
-        nan_to_null("acquisitions").sum().alias("acquisitions"),
-        nan_to_null("share").sum().alias("share"),
-        weighted("wait_p50_ns"),
-        nan_to_null("wait_p99_ns").max().alias("wait_p99_ns"),
-        nan_to_null("wait_p999_ns").max().alias("wait_p999_ns"),
-        nan_to_null("wait_max_ns").max().alias("wait_max_ns"),
-        weighted("wait_mean_ns"),
-        weighted("hold_mean_ns"),
-        nan_to_null("bypass_max").max().alias("bypass_max"),
-        nan_to_null("cpu_ns").sum().alias("cpu_ns"),
-        len().cast(DataType::UInt32).alias("threads_in_node"),
-    ];
-    (pre, aggs)
-}
-
-/// Hand-off rows combined per repetition: counts add up, p50 is the count-weighted
-/// mean, p99 and max the largest.
-pub(crate) fn handoff_aggs() -> (Vec<Expr>, Vec<Expr>) {
-    let pre = weight_cols("wait_p50_ns", "count").to_vec();
-    let aggs = vec![
-        nan_to_null("count").sum().alias("count"),
-        weighted("wait_p50_ns"),
-        nan_to_null("wait_p99_ns").max().alias("wait_p99_ns"),
-        nan_to_null("wait_max_ns").max().alias("wait_max_ns"),
-    ];
+    let (pre, mut aggs) = combine::aggs(Table::Threads);
+    aggs.push(len().cast(DataType::UInt32).alias("threads_in_node"));
     (pre, aggs)
 }
 
@@ -441,7 +362,7 @@ const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
 const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
 
 /// For a selection naming thread or hand-off dimensions (`cpu=7`, `remote=true`):
-/// the selected rows combined per repetition ([`node_aggs`], [`handoff_aggs`]) and
+/// the selected rows combined per repetition (`node_aggs`, `combine::aggs`) and
 /// summarised per point × mode, like [`point_summary`]. `None` when the selection
 /// names no such dimension.
 pub fn selected_summary(
@@ -468,7 +389,7 @@ pub fn selected_summary(
     let (lf, (pre, aggs), metrics): (LazyFrame, (Vec<Expr>, Vec<Expr>), Vec<&str>) = if handoffs {
         (
             results.handoffs.clone(),
-            handoff_aggs(),
+            combine::aggs(Table::Handoffs),
             HANDOFF_METRICS.to_vec(),
         )
     } else {
@@ -492,7 +413,9 @@ pub fn selected_summary(
     summarize(per_rep, &["point", "mode"], &carry, &metrics, None, &[]).map(Some)
 }
 
-/// One row per NUMA node and wait class of each point × mode.
+/// One row per NUMA node and wait class of each point × mode: every thread metric of
+/// the node's threads combined per repetition (`node_aggs`), then summarised over
+/// the repetitions, and `threads_in_node`.
 pub fn node_summary(results: &Results) -> Result<DataFrame> {
     let (pre, aggs) = node_aggs();
     let per_rep = results
@@ -507,7 +430,7 @@ pub fn node_summary(results: &Results) -> Result<DataFrame> {
             col("class"),
         ])
         .agg(aggs);
-    let metrics: Vec<String> = NODE_METRICS.iter().map(|s| s.to_string()).collect();
+    let metrics: Vec<String> = THREAD_METRICS.iter().map(|s| s.to_string()).collect();
     let keys = ["point", "mode", "node", "class"];
     let df = summarize(
         per_rep,

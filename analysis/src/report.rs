@@ -523,7 +523,7 @@ fn fmt_wait(ns: f64) -> String {
     if ns < 1.0 {
         return format!("{}ns", fmt_num(ns));
     }
-    plots::fmt_duration(ns)
+    locklab_model::units::duration(ns)
 }
 
 /// `[mode = sim, lock = cna15] speedup over stock in 1.7..2.7` → the selector of its

@@ -3,9 +3,9 @@
 //! A metric's name is its column name (units as suffixes: `wait_p99_ns`,
 //! `throughput_ops_s`). Everything else that talks about metrics derives from
 //! [`METRICS`]: which names a claim or plot may use (the language), the columns of the
-//! stored tables and how their rows combine (the analysis), figure labels, the
-//! headline of `locklab compare`, and the metric table of `docs/metrics.md` (a test
-//! ties the two together).
+//! stored tables, their order and how their rows combine (the analysis), figure
+//! labels, the headline of `locklab compare`, and the metric table of
+//! `docs/metrics.md` (a test ties the two together).
 //!
 //! ```
 //! use locklab_model::metrics::{self, Combine, Table};
@@ -71,22 +71,46 @@ impl Unit {
             Unit::Count | Unit::Fraction | Unit::Index => None,
         }
     }
+
+    /// The unit's name in tables (`ns`, `count`, `fraction`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ns",
+            Unit::OpsPerSec => "ops/s",
+            Unit::Count => "count",
+            Unit::Ratio => "ratio",
+            Unit::Fraction => "fraction",
+            Unit::Index => "index",
+        }
+    }
 }
 
 /// How the rows a selection picks within one repetition (the threads of a node, the
-/// hand-offs between remote nodes) combine into one value.
+/// hand-offs between remote nodes) combine into one value. Rows without a value (NaN)
+/// are left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Combine {
-    /// Counts and shares add up.
+    /// Counts, shares and CPU times add up.
     Sum,
     /// Tail quantiles, maxima and bypass: the largest of the rows (an upper bound on
     /// the group's own quantile).
     Max,
     /// Medians and means: the mean weighted by the table's weight column
-    /// ([`Table::weight_column`]).
+    /// ([`Table::weight_column`]), an approximation for a median.
     WeightedMean,
     /// Only ever one row per repetition (a point-table metric).
     Single,
+}
+
+impl Combine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Combine::Sum => "sum",
+            Combine::Max => "max",
+            Combine::WeightedMean => "weighted mean",
+            Combine::Single => "single row",
+        }
+    }
 }
 
 /// Which direction is an improvement (for `compare` verdicts and figure captions).
@@ -96,6 +120,16 @@ pub enum Better {
     Lower,
     /// Neither direction is better in itself (a share, a locality fraction).
     Neither,
+}
+
+impl Better {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+            Better::Neither => "neither",
+        }
+    }
 }
 
 /// One metric.
@@ -173,34 +207,38 @@ macro_rules! metric {
     };
 }
 
-/// Every metric, in the order of the documentation.
+/// Every metric, in the order of the documentation. Within each table this is also
+/// the order of the stored columns: counts first (`acquisitions`, `ops`, `count`),
+/// then the measures.
 pub const METRICS: &[Metric] = &[
+    metric!("acquisitions", "acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
+        "acquisitions completed inside the measured window (of the point, or of one thread and wait class)"),
+    metric!("ops", "operations", Count, P, Single, Higher, NON_NEGATIVE,
+        "workload operations completed inside the measured window: acquisitions for `single`; passes, requests or worker bursts for the other workloads"),
+    metric!("count", "hand-offs", Count, H, Sum, Neither, NON_NEGATIVE,
+        "hand-offs from a holder on `from_node` to the next holder on `to_node`"),
     metric!("throughput_ops_s", "throughput", OpsPerSec, P, Single, Higher, NON_NEGATIVE,
-        "Σ acquisitions (or workload operations: passes, requests, wake-ups) / measured wall seconds"),
+        "`ops` / measured window in seconds (wall time natively, virtual time simulated)"),
     metric!("speedup", "speedup over baseline", Ratio, &[], Single, Higher, NON_NEGATIVE,
         "throughput / throughput of the baseline point: the same point with the baseline lock (`over LOCK`), or the point named by `over LOCK[...]`"),
-    metric!("acquisitions", "acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
-        "acquisitions completed inside the measured window (per point, or per thread)"),
-    metric!("ops", "operations", Count, P, Single, Higher, NON_NEGATIVE,
-        "workload operations completed inside the measured window (= acquisitions for a single lock)"),
     metric!("cpu_ns_per_acq", "CPU time per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
-        "Σ thread CPU ns / Σ acquisitions (native; lockhammer's `cpu_ns/lock`)"),
+        "Σ thread CPU ns / Σ acquisitions (native only; lockhammer's `cpu_ns/lock`)"),
     metric!("overhead_ns", "overhead per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
-        "(Σ thread CPU ns − Σ acquisitions × (achieved critical + outside ns)) / Σ acquisitions, clamped at 0 per thread (lockhammer)"),
+        "Σ over threads of max(0, CPU ns − acquisitions × (achieved critical + outside ns)) / Σ acquisitions (native only; lockhammer)"),
     metric!("share", "share of acquisitions", Fraction, T, Sum, Neither, UNIT_INTERVAL,
-        "a thread's acquisitions / Σ acquisitions"),
+        "a thread's acquisitions (in its wait class) / the point's Σ acquisitions"),
     metric!("jain", "Jain's fairness index (1 = fair)", Index, P, Single, Higher, UNIT_INTERVAL,
-        "(Σ xᵢ)² / (n · Σ xᵢ²) over per-thread acquisitions; 1 = perfectly fair, 1/n = one thread takes all"),
+        "(Σ xᵢ)² / (n · Σ xᵢ²) over per-thread acquisitions xᵢ; 1 = perfectly fair, 1/n = one thread takes all"),
     metric!("cov_acq", "coefficient of variation of acquisitions", Index, P, Single, Lower, NON_NEGATIVE,
-        "population standard deviation of per-thread acquisitions / their mean (lockhammer's `lasom`)"),
+        "population standard deviation of per-thread acquisitions / their mean (lockhammer's `lasom`); 0 = fair"),
     metric!("max_min", "max/min acquisitions", Ratio, P, Single, Lower, (1.0, INF),
-        "max / min per-thread acquisitions (infinite when a thread never acquires)"),
+        "max / min per-thread acquisitions; 1 = fair, infinite when a thread never acquires"),
     metric!("fairness_factor", "fairness factor (0.5 = fair)", Fraction, P, Single, Lower, UNIT_INTERVAL,
-        "acquisitions of the top ⌊n/2⌋ threads / Σ acquisitions; 0.5 = fair, → 1 = starvation (CNA paper)"),
+        "acquisitions of the ⌊n/2⌋ threads that acquired most / Σ acquisitions (0.5 for one thread); 0.5 = fair, → 1 = starvation (CNA paper)"),
     metric!("window_fairness_factor_max", "worst windowed fairness factor", Fraction, P, Single, Lower, UNIT_INTERVAL, true,
-        "the highest fairness factor over consecutive windows of `fairness_window_ns` inside the measured window"),
+        "the highest fairness factor over the full windows of `fairness_window_ns` inside the measured window"),
     metric!("wait_p50_ns", "wait p50", Nanos, PTH, WeightedMean, Lower, NON_NEGATIVE,
-        "median time from the start of `acquire` to holding the lock"),
+        "median time from the start of `acquire` to holding the lock (hand-offs: the next holder's wait)"),
     metric!("wait_p99_ns", "wait p99", Nanos, PTH, Max, Lower, NON_NEGATIVE,
         "99th percentile of the wait to acquire"),
     metric!("wait_p999_ns", "wait p99.9", Nanos, PT, Max, Lower, NON_NEGATIVE,
@@ -217,26 +255,24 @@ pub const METRICS: &[Metric] = &[
         "mean acquisitions by other threads while a thread waited"),
     metric!("handoff_local_frac", "share of same-node hand-offs", Fraction, P, Single, Neither, UNIT_INTERVAL, true,
         "share of hand-offs whose previous and next holder are on the same node"),
-    metric!("count", "hand-offs", Count, H, Sum, Neither, NON_NEGATIVE,
-        "hand-offs from a holder on `from_node` to one on `to_node`"),
     metric!("cpu_ns", "CPU time", Nanos, T, Sum, Neither, NON_NEGATIVE, true,
-        "a thread's CPU time in the measured window (native)"),
+        "a thread's CPU time in the measured window (native only)"),
     metric!("cpu_wall_ratio", "CPU time / wall time", Ratio, P, Single, Higher, NON_NEGATIVE, true,
-        "Σ thread CPU time / (wall × threads); below about 0.97 a thread lost its CPU (noise gate)"),
+        "Σ thread CPU time / (measured window × threads), native only; below about 0.97 a thread lost its CPU (noise gate)"),
     metric!("critical_nominal_ns", "critical section, nominal", Nanos, P, Single, Neither, NON_NEGATIVE,
         "the critical-section length the workload asks for (mean of its distribution)"),
     metric!("critical_achieved_ns", "critical section, achieved", Nanos, P, Single, Neither, NON_NEGATIVE, true,
         "the critical-section length the work loop achieved, measured"),
     metric!("outside_nominal_ns", "outside work, nominal", Nanos, P, Single, Neither, NON_NEGATIVE,
-        "the work between releases and the next acquire the workload asks for"),
+        "the work between a release and the next acquire the workload asks for (mean of its distribution)"),
     metric!("outside_achieved_ns", "outside work, achieved", Nanos, P, Single, Neither, NON_NEGATIVE, true,
         "the outside work the work loop achieved, measured"),
-    metric!("migrations_per_wakeup", "migrations per wake-up", Ratio, P, Single, Neither, NON_NEGATIVE, true,
-        "wake-up workload: task migrations / wake-ups"),
+    metric!("migrations_per_wakeup", "migrations per wake-up", Index, P, Single, Neither, NON_NEGATIVE, true,
+        "`wakeup` workload, simulated: task migrations / wake-ups"),
     metric!("wake_latency_p50_ns", "wake-up latency p50", Nanos, P, Single, Lower, NON_NEGATIVE, true,
-        "wake-up workload: median time from wake-up to running"),
+        "`wakeup` workload: median time from a wake-up to running"),
     metric!("wake_latency_p99_ns", "wake-up latency p99", Nanos, P, Single, Lower, NON_NEGATIVE, true,
-        "wake-up workload: 99th percentile of the time from wake-up to running"),
+        "`wakeup` workload: 99th percentile of the time from a wake-up to running"),
 ];
 
 /// The metric of this name.
@@ -252,6 +288,46 @@ pub fn names() -> impl Iterator<Item = &'static str> + Clone {
 /// The metrics with a column in `table`, in registry order.
 pub fn in_table(table: Table) -> impl Iterator<Item = &'static Metric> + Clone {
     METRICS.iter().filter(move |m| m.in_table(table))
+}
+
+const fn has_table(m: &Metric, table: Table) -> bool {
+    let mut i = 0;
+    while i < m.tables.len() {
+        if m.tables[i] as u8 == table as u8 {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// How many metrics have a column in `table` (for [`names_in`]).
+pub const fn count_in(table: Table) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < METRICS.len() {
+        if has_table(&METRICS[i], table) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The names of the metrics with a column in `table`, in registry order, as a
+/// constant: `names_in::<{ count_in(Table::Threads) }>(Table::Threads)`. A wrong
+/// `N` fails to compile.
+pub const fn names_in<const N: usize>(table: Table) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < METRICS.len() {
+        if has_table(&METRICS[i], table) {
+            out[n] = METRICS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "N must be count_in(table)");
+    out
 }
 
 #[cfg(test)]
@@ -273,8 +349,26 @@ mod tests {
             if m.tables == [Points] {
                 assert_eq!(m.combine, Single, "{}", m.name);
             }
+            if m.in_table(Threads) || m.in_table(Handoffs) {
+                assert_ne!(
+                    m.combine, Single,
+                    "{}: rows of a group must combine",
+                    m.name
+                );
+            }
             assert!(m.range.0 <= m.range.1, "{}", m.name);
         }
+    }
+
+    #[test]
+    fn table_names_are_constants_in_registry_order() {
+        const THREADS: [&str; count_in(Threads)] = names_in::<{ count_in(Threads) }>(Threads);
+        let listed: Vec<&str> = in_table(Threads).map(|m| m.name).collect();
+        assert_eq!(THREADS.as_slice(), listed.as_slice());
+        assert_eq!(
+            names_in::<{ count_in(Handoffs) }>(Handoffs),
+            ["count", "wait_p50_ns", "wait_p99_ns", "wait_max_ns"]
+        );
     }
 
     #[test]

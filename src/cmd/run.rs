@@ -178,7 +178,7 @@ pub fn check_and_report(dir: &Path, report: bool) -> Result<i32> {
     } else {
         print!("{}", locklab_analysis::claims::claims_table(&claims));
     }
-    Ok(locklab_analysis::claims::exit_code(&claims))
+    Ok(exit::for_claims(&claims))
 }
 
 /// Every job of the plan, in a fixed order; with a shard, only the points whose

@@ -4,6 +4,7 @@ mod bench;
 mod claims;
 mod common;
 mod compare;
+mod docs;
 mod pipeline;
 mod report;
 mod store;

@@ -203,3 +203,67 @@ fn an_axis_named_like_a_record_field_takes_the_column() {
     );
     assert!(t.points.column("lock_record").is_err());
 }
+
+/// The metric columns of each table are exactly the registry's metrics of that table,
+/// in registry order; every other column is the row's identity, a result dimension,
+/// an axis or (points) a key of the record's `extra` map.
+#[test]
+fn metric_columns_are_the_registry_metrics_of_each_table() {
+    use locklab_model::metrics::{self, Table};
+    let plan = plan();
+    let mut records = all_records(&plan);
+    for r in &mut records {
+        r.point.extra.clear();
+    }
+    let names = |df: &DataFrame| -> Vec<String> {
+        df.get_column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    };
+    let bare = names(&store::Tables::from_records(&plan, &records).unwrap().points);
+    // A points metric that no record field holds is read from `extra`; only a
+    // workload-specific metric may be.
+    let from_extra: Vec<&str> = metrics::in_table(Table::Points)
+        .filter(|m| !bare.iter().any(|c| c == m.name))
+        .map(|m| {
+            assert!(m.optional, "{} has no column", m.name);
+            m.name
+        })
+        .collect();
+    for r in &mut records {
+        for n in &from_extra {
+            r.point.extra.insert(n.to_string(), 1.0);
+        }
+    }
+    let tables = store::Tables::from_records(&plan, &records).unwrap();
+    let axes: Vec<String> = store::axis_columns(&plan)
+        .into_iter()
+        .map(|a| a.column)
+        .collect();
+    let not_metrics: Vec<&str> = store::POINT_RECORD_COLUMNS
+        .iter()
+        .chain(locklab_model::plan::ROW_DIMENSIONS)
+        .chain(&["distance"])
+        .copied()
+        .collect();
+    for (table, df) in [
+        (Table::Points, &tables.points),
+        (Table::Threads, &tables.threads),
+        (Table::Handoffs, &tables.handoffs),
+    ] {
+        let columns: Vec<String> = names(df)
+            .into_iter()
+            .filter(|c| !not_metrics.contains(&c.as_str()) && !axes.contains(c))
+            .collect();
+        let mut expected: Vec<&str> = metrics::in_table(table).map(|m| m.name).collect();
+        if table == Table::Points {
+            // The `extra` keys follow the record's columns, sorted by name.
+            expected.retain(|n| !from_extra.contains(n));
+            let mut extra = from_extra.clone();
+            extra.sort_unstable();
+            expected.extend(extra);
+        }
+        assert_eq!(columns, expected, "{} table", table.as_str());
+    }
+}

@@ -1,0 +1,82 @@
+//! Figures, drawn with plotters as SVG and PNG: throughput vs threads by lock,
+//! speedup vs an axis, per-thread and per-node waits, wait-time CDFs, fairness vs
+//! throughput, node-to-node hand-off heat maps, and every `plot` of the plan.
+//!
+//! Text is drawn with DejaVu Sans, embedded in the binary and registered with
+//! plotters at first use, so figures render on machines without system fonts.
+//! Every figure has a title, axis labels with units and a legend; error bars are
+//! the 95 % intervals of [`crate::pipeline`]. An axis spanning more than a factor of
+//! 50 is drawn on a log scale.
+//!
+//! Which default figures appear depends on the data: no threshold-like axis, no
+//! speedup-vs-axis figure; one NUMA node, no node figures.
+//!
+//! No series is ever dropped. A default figure with more than ten series becomes
+//! small multiples, one figure per value of the first non-lock axis
+//! (`throughput_vs_threads-workload-lock2-sim`); past ten series in one figure the
+//! marker and dash change with the colour. Legends sit in a column beside the plot.
+//! Per-point figures are titled and named by the point's axis values.
+//!
+//! One file per job: `format` (tick and label text), `figure` (the figure model),
+//! `legend` and `draw` (plotters), `facets` (metric vs an axis, as small
+//! multiples), `catalogue` (the default figures) and `spec` (the plan's plots).
+
+mod catalogue;
+mod draw;
+mod facets;
+mod figure;
+mod format;
+mod legend;
+mod spec;
+
+pub(crate) use catalogue::point_label;
+pub use draw::register_fonts;
+pub use figure::Figure;
+pub use format::metric_label;
+
+use crate::error::Result;
+use crate::store::Results;
+use crate::util;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Figures drawn, and what could not be drawn.
+#[derive(Debug, Clone, Default)]
+pub struct Rendered {
+    pub figures: Vec<Figure>,
+    pub warnings: Vec<String>,
+}
+
+/// Render every figure that applies to `results` into `dir`. A figure that cannot
+/// be drawn (a plot naming an unknown metric) becomes a warning, not a failure.
+pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
+    util::create_dir(dir)?;
+    let (figs, mut warnings) = catalogue::figures(results)?;
+    // Figures are independent: draw and encode them on every core, keep plan order.
+    use rayon::prelude::*;
+    register_fonts();
+    let drawn: Vec<Result<Figure>> = figs.par_iter().map(|f| draw::render(f, dir)).collect();
+    let mut figures = Vec::new();
+    for r in drawn {
+        match r {
+            Ok(fig) => figures.push(fig),
+            Err(e) => warnings.push(e.to_string()),
+        }
+    }
+    // Figures of an earlier report that this one does not draw (renamed, or data
+    // since changed) would linger beside the new ones: remove them.
+    let keep: BTreeSet<PathBuf> = figures
+        .iter()
+        .flat_map(|f| [f.png_path.clone(), f.svg_path.clone()])
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let path = e.path();
+            let ext = path.extension().and_then(|x| x.to_str());
+            if matches!(ext, Some("png" | "svg")) && !keep.contains(&path) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    Ok(Rendered { figures, warnings })
+}

@@ -1,0 +1,262 @@
+//! The plan's own plots (`plot METRIC vs X by A`), and how a selection and a grouping
+//! pick summary rows and name series.
+
+use super::catalogue::{known_baseline, Summaries};
+use super::facets::{metric_vs, VsSpec};
+use super::figure::{Kind, Line, LineFig};
+use super::format::{metric_label, unit_of_metric, Unit};
+use crate::error::{Error, Result};
+use crate::pipeline::{self, estimates, f64_values, str_values};
+use crate::store::Results;
+use locklab_model::plan::{Plan, PlotSpec, Point, Value};
+use polars::prelude::DataFrame;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A point × mode row of a summary, with its plan point.
+pub(super) struct Row<'a> {
+    pub(super) point: &'a Point,
+    pub(super) mode: String,
+    pub(super) i: usize,
+}
+
+pub(super) fn rows<'a>(plan: &'a Plan, df: &DataFrame) -> Result<Vec<Row<'a>>> {
+    let p = f64_values(df, "point")?;
+    let m = str_values(df, "mode")?;
+    Ok((0..df.height())
+        .filter_map(|i| {
+            plan.points.get(p[i] as usize).map(|point| Row {
+                point,
+                mode: m[i].clone(),
+                i,
+            })
+        })
+        .collect())
+}
+
+/// Value of `key` for a point: a sweep axis, or `threads` / `lock`.
+pub(super) fn key_value(p: &Point, key: &str) -> Option<Value> {
+    if let Some(v) = p.axes.get(key) {
+        return Some(v.clone());
+    }
+    match key {
+        "threads" => Some(Value::Int(p.threads as i64)),
+        "lock" => Some(Value::Str(p.lock.name.clone())),
+        "workload" => Some(Value::Str(p.workload.kind_name().into())),
+        _ => None,
+    }
+}
+
+pub(super) fn matches_select(p: &Point, mode: &str, select: &[(String, Value)]) -> bool {
+    select.iter().all(|(k, v)| {
+        if k == "mode" {
+            return v.label() == mode;
+        }
+        match key_value(p, k) {
+            Some(pv) => match (pv.as_f64(), v.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => pv.label() == v.label(),
+            },
+            None => true, // result dimensions are applied by the caller
+        }
+    })
+}
+
+/// Axes (plus lock) that vary among the given points, except `x`.
+pub(super) fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
+    let mut keys: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
+    for k in ["lock", "threads"] {
+        if !keys.iter().any(|a| a == k) {
+            keys.push(k.into());
+        }
+    }
+    keys.into_iter()
+        .filter(|k| k != x)
+        .filter(|k| {
+            let vals: BTreeSet<String> = pts
+                .iter()
+                .map(|p| key_value(p, k).map(|v| v.label()).unwrap_or_default())
+                .collect();
+            vals.len() > 1
+        })
+        .collect()
+}
+
+pub(super) fn series_name(p: &Point, keys: &[String]) -> String {
+    if keys.is_empty() {
+        return "all".into();
+    }
+    keys.iter()
+        .map(|k| {
+            let v = key_value(p, k)
+                .map(|v| v.label())
+                .unwrap_or_else(|| "—".into());
+            if k == "lock" {
+                v
+            } else {
+                format!("{k}={v}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A value of `key` for row `i` of a thread/node/hand-off summary: a row dimension
+/// read from the frame, else the point's axis.
+pub(super) fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String {
+    if ROW_DIMS.contains(&key) {
+        if let Ok(v) = str_values(df, key) {
+            return format!("{key}={}", v[i]);
+        }
+    }
+    series_name(p, &[key.to_string()])
+}
+
+pub(super) const ROW_DIMS: &[&str] = locklab_model::plan::ROW_DIMENSIONS;
+
+/// Rows of a row-level summary that satisfy the row dimensions of `select`.
+pub(super) fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {
+    let mut ok = vec![true; df.height()];
+    for (k, v) in select
+        .iter()
+        .filter(|(k, _)| ROW_DIMS.contains(&k.as_str()))
+    {
+        if df.column(k).is_err() {
+            continue;
+        }
+        let vals = str_values(df, k)?;
+        for (i, x) in vals.iter().enumerate() {
+            let want = match v {
+                Value::Bool(b) => b.to_string(),
+                other => other.label(),
+            };
+            let same = match (x.parse::<f64>(), v.as_f64()) {
+                (Ok(a), Some(b)) if !matches!(v, Value::Bool(_)) => a == b,
+                _ => *x == want,
+            };
+            ok[i] &= same;
+        }
+    }
+    Ok(ok)
+}
+
+/// The figures of one `plot` of the plan in `mode`: (facet label, figure) pairs.
+pub(super) fn spec_fig(
+    results: &Results,
+    sums: &Summaries,
+    spec: &PlotSpec,
+    mode: &str,
+) -> Result<Vec<(String, Kind)>> {
+    let plan = results.plan();
+    let log = (Some(spec.log_x), Some(spec.log_y));
+    let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
+    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
+        // A thread or hand-off metric against thread, cpu, node, from_node or to_node:
+        // one line per point (or per group value) among the selected points.
+        let df = match spec.x.as_str() {
+            "node" => &sums.nodes,
+            "from_node" | "to_node" => &sums.handoffs,
+            _ => &sums.threads,
+        };
+        if df.column(&spec.metric).is_err() {
+            return Err(Error::Plot {
+                plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+                message: format!("no metric named \"{}\" per {}", spec.metric, spec.x),
+            });
+        }
+        let est = estimates(df, &spec.metric)?;
+        let xs = f64_values(df, &spec.x)?;
+        let keep = row_dims_match(df, &spec.select)?;
+        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+        let pts_sel: Vec<&Point> = plan
+            .points
+            .iter()
+            .filter(|p| matches_select(p, mode, &spec.select))
+            .collect();
+        let keys = match group {
+            Some(g) => g.to_vec(),
+            None => varying(plan, &pts_sel, &spec.x),
+        };
+        for r in rows(plan, df)? {
+            if r.mode != mode
+                || !keep[r.i]
+                || !matches_select(r.point, mode, &spec.select)
+                || est[r.i].is_nan()
+            {
+                continue;
+            }
+            let e = est[r.i];
+            let name = if keys.is_empty() {
+                "all".to_string()
+            } else {
+                keys.iter()
+                    .map(|k| row_key(df, r.i, r.point, k))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            series
+                .entry(name)
+                .or_default()
+                .push((xs[r.i], e.value, e.lo, e.hi));
+        }
+        if series.is_empty() {
+            return Ok(Vec::new());
+        }
+        let lines: Vec<Line> = series
+            .into_iter()
+            .map(|(name, mut pts)| {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Line { name, pts }
+            })
+            .collect();
+        return Ok(vec![(
+            String::new(),
+            Kind::Line(LineFig {
+                x_label: spec.x.replace('_', " "),
+                y_label: metric_label(&spec.metric),
+                x_unit: Unit::Plain,
+                y_unit: unit_of_metric(&spec.metric),
+                lines,
+                log_x: spec.log_x,
+                log_y: spec.log_y,
+                x_cats: None,
+                markers_only: false,
+            }),
+        )]);
+    }
+    let df;
+    let source = if spec.metric == "speedup" {
+        let Some(b) = spec.baseline.clone().or_else(|| known_baseline(plan)) else {
+            return Ok(Vec::new());
+        };
+        df = pipeline::speedup(results, &b)?;
+        &df
+    } else if let Some(sel) = pipeline::selected_summary(results, &spec.select)? {
+        // `remote = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
+        df = sel;
+        &df
+    } else {
+        &sums.points
+    };
+    if source.column(&spec.metric).is_err() {
+        return Err(Error::Plot {
+            plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+            message: format!("no metric named \"{}\" in these results", spec.metric),
+        });
+    }
+    let skip = if spec.metric == "speedup" {
+        spec.baseline.as_deref()
+    } else {
+        None
+    };
+    let vs = VsSpec {
+        group,
+        select: &spec.select,
+        log,
+        skip_lock: skip,
+        ..VsSpec::new(&spec.metric, &spec.x, mode)
+    };
+    Ok(metric_vs(plan, source, &vs)?
+        .into_iter()
+        .map(|f| (f.label, Kind::Line(f.fig)))
+        .collect())
+}

@@ -1,0 +1,77 @@
+//! A results directory read back: the manifest and lazy frames over its tables.
+
+use super::parquet::scan;
+use super::{
+    axis_columns, read_manifest, read_parts, AxisColumn, Tables, HANDOFFS_FILE, PARTS_DIR,
+    POINTS_FILE, THREADS_FILE,
+};
+use crate::error::{Error, Result};
+use locklab_model::manifest::Manifest;
+use locklab_model::plan::Plan;
+use locklab_model::records::RunRecord;
+use polars::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// A results directory, loaded: the manifest and lazy frames over the tables.
+#[derive(Clone)]
+pub struct Results {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub points: LazyFrame,
+    pub threads: LazyFrame,
+    pub handoffs: LazyFrame,
+}
+
+impl std::fmt::Debug for Results {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Results")
+            .field("dir", &self.dir)
+            .field("experiment", &self.manifest.plan.experiment)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Results {
+    /// Results held in memory (a run that has not written Parquet yet, or tests).
+    pub fn from_records(dir: &Path, manifest: Manifest, records: &[RunRecord]) -> Result<Self> {
+        let t = Tables::from_records(&manifest.plan, records)?;
+        Ok(Results {
+            dir: dir.to_path_buf(),
+            manifest,
+            points: t.points.lazy(),
+            threads: t.threads.lazy(),
+            handoffs: t.handoffs.lazy(),
+        })
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.manifest.plan
+    }
+
+    pub fn axis_columns(&self) -> Vec<AxisColumn> {
+        axis_columns(self.plan())
+    }
+}
+
+/// Load a results directory. Without Parquet files (an interrupted run), the
+/// tables are built from the finished records in `parts/`.
+pub fn load_results(dir: &Path) -> Result<Results> {
+    let manifest = read_manifest(dir)?;
+    if dir.join(POINTS_FILE).exists() {
+        return Ok(Results {
+            dir: dir.to_path_buf(),
+            points: scan(&dir.join(POINTS_FILE))?,
+            threads: scan(&dir.join(THREADS_FILE))?,
+            handoffs: scan(&dir.join(HANDOFFS_FILE))?,
+            manifest,
+        });
+    }
+    let records = read_parts(dir)?;
+    if records.is_empty() {
+        return Err(Error::Results(format!(
+            "results directory {} has neither {POINTS_FILE} nor finished records in {PARTS_DIR}/",
+            dir.display()
+        )));
+    }
+    Results::from_records(dir, manifest, &records)
+}

@@ -1,0 +1,186 @@
+//! The journal: one YAML file per finished record under `parts/`, written durably
+//! as it arrives, and `manifest.yaml`.
+
+use super::{RecordKey, Tables, MANIFEST_FILE, PARTS_DIR};
+use crate::error::{Error, Result};
+use crate::util::{self, write_atomic};
+use locklab_model::manifest::Manifest;
+use locklab_model::plan::Mode;
+use locklab_model::records::RunRecord;
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Writes a results directory record by record, so an interrupted run keeps every
+/// record it finished.
+#[derive(Debug)]
+pub struct ResultsWriter {
+    dir: PathBuf,
+    finished: BTreeSet<RecordKey>,
+}
+
+impl ResultsWriter {
+    /// Start a new results directory (created if needed) and write `manifest.yaml`.
+    /// Refuses a directory that already holds records of a run.
+    pub fn create(dir: &Path, manifest: &Manifest) -> Result<Self> {
+        util::create_dir(dir)?;
+        let parts = dir.join(PARTS_DIR);
+        if !list_parts(&parts)?.is_empty() {
+            return Err(Error::Results(format!(
+                "results directory {} already holds records of a run; resume it or choose another directory",
+                dir.display()
+            )));
+        }
+        util::create_dir(&parts)?;
+        write_manifest(dir, manifest)?;
+        Ok(ResultsWriter {
+            dir: dir.to_path_buf(),
+            finished: BTreeSet::new(),
+        })
+    }
+
+    /// Reopen an interrupted (or finished) results directory. Returns the writer,
+    /// the stored manifest and the records already finished, which the caller skips.
+    pub fn resume(dir: &Path) -> Result<(Self, Manifest, BTreeSet<RecordKey>)> {
+        let manifest = read_manifest(dir)?;
+        let parts = dir.join(PARTS_DIR);
+        util::create_dir(&parts)?;
+        // Leftovers of a write that was cut short never became records.
+        if let Ok(entries) = fs::read_dir(&parts) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && name.ends_with(".tmp") {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+        let finished: BTreeSet<RecordKey> =
+            list_parts(&parts)?.into_iter().map(|(k, _)| k).collect();
+        let w = ResultsWriter {
+            dir: dir.to_path_buf(),
+            finished: finished.clone(),
+        };
+        Ok((w, manifest, finished))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Records finished so far (including those found by `resume`).
+    pub fn finished(&self) -> &BTreeSet<RecordKey> {
+        &self.finished
+    }
+
+    /// Store one record durably (fsync'd before this returns). Writing a key again
+    /// replaces the earlier record (a repeated, disturbed repetition).
+    pub fn write(&mut self, rec: &RunRecord) -> Result<()> {
+        let key = (rec.point.point, rec.point.mode, rec.point.rep);
+        let path = self.dir.join(PARTS_DIR).join(part_name(key));
+        let text = serde_yaml::to_string(rec).map_err(|source| Error::Yaml {
+            path: path.clone(),
+            source,
+        })?;
+        write_atomic(&path, text.as_bytes())?;
+        self.finished.insert(key);
+        Ok(())
+    }
+
+    /// Rewrite `manifest.yaml` (e.g. to record an interruption).
+    pub fn write_manifest(&self, manifest: &Manifest) -> Result<()> {
+        write_manifest(&self.dir, manifest)
+    }
+
+    /// Write the Parquet tables from every finished record, then the manifest.
+    /// A manifest whose status is empty or `running` is marked `complete`, and a
+    /// missing finish time is set to now; any other status is kept as given.
+    pub fn finish(self, manifest: &Manifest) -> Result<()> {
+        let records = read_parts(&self.dir)?;
+        let mut tables = Tables::from_records(&manifest.plan, &records)?;
+        tables.write(&self.dir)?;
+        let mut m = manifest.clone();
+        if m.status.is_empty() || m.status == "running" {
+            m.status = "complete".into();
+        }
+        if m.finished_utc.is_none() {
+            m.finished_utc = Some(util::now_utc());
+        }
+        write_manifest(&self.dir, &m)
+    }
+}
+
+pub(super) fn part_name((point, mode, rep): RecordKey) -> String {
+    format!("p{point:06}-{}-r{rep:04}.yaml", mode.as_str())
+}
+
+fn parse_part_name(name: &str) -> Option<RecordKey> {
+    let stem = name.strip_suffix(".yaml")?.strip_prefix('p')?;
+    let mut it = stem.splitn(3, '-');
+    let point = it.next()?.parse().ok()?;
+    let mode = match it.next()? {
+        "sim" => Mode::Sim,
+        "native" => Mode::Native,
+        _ => return None,
+    };
+    let rep = it.next()?.strip_prefix('r')?.parse().ok()?;
+    Some((point, mode, rep))
+}
+
+/// Finished part files, sorted by key. A missing directory has none.
+pub(super) fn list_parts(parts: &Path) -> Result<Vec<(RecordKey, PathBuf)>> {
+    let entries = match fs::read_dir(parts) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("list", parts)(e)),
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let e = e.map_err(Error::io("list", parts))?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(k) = parse_part_name(&name) {
+            out.push((k, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Every finished record of a results directory, sorted by (point, mode, rep).
+pub fn read_parts(dir: &Path) -> Result<Vec<RunRecord>> {
+    list_parts(&dir.join(PARTS_DIR))?
+        .into_iter()
+        .map(|(_, path)| {
+            let text = util::read_to_string(&path)?;
+            serde_yaml::from_str(&text).map_err(|source| Error::Yaml { path, source })
+        })
+        .collect()
+}
+
+pub fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join(MANIFEST_FILE);
+    let text = util::read_to_string(&path)?;
+    serde_yaml::from_str(&text).map_err(|source| Error::Yaml { path, source })
+}
+
+pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {
+    let path = dir.join(MANIFEST_FILE);
+    let text = serde_yaml::to_string(manifest).map_err(|source| Error::Yaml {
+        path: path.clone(),
+        source,
+    })?;
+    write_atomic(&path, text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_names_round_trip() {
+        for key in [(0, Mode::Sim, 0), (123_456, Mode::Native, 42)] {
+            assert_eq!(parse_part_name(&part_name(key)), Some(key));
+        }
+        assert_eq!(parse_part_name(".p000001-sim-r0001.yaml.tmp"), None);
+        assert_eq!(parse_part_name("p1-gpu-r1.yaml"), None);
+    }
+}

@@ -9,6 +9,7 @@ pub mod env;
 pub mod host;
 pub mod locks;
 pub mod native;
+pub mod rng;
 pub mod sim;
 pub mod stats;
 pub mod workload;

@@ -1,15 +1,17 @@
 //! The native executor: real threads pinned to real CPUs, running the same lock and
 //! workload code as the simulator over [`NativeEnv`].
 //!
-//! [`run_point`] places the point's threads on the host's CPUs (`topology::place`),
-//! skips with a stated reason when the host is too small or pinning is impossible,
-//! pins each worker from inside itself (`sched_setaffinity(0, ..)`: threads inherit
-//! masks, so the coordinator is never pinned), starts all workers at a barrier, runs a
-//! warm-up and then the measured window, and summarises per-thread `ThreadStats` into
-//! a `RunRecord`. `Env::work` is a calibrated spin (`calibrate`), and the achieved
-//! durations go into the record next to the nominal ones. A noise gate (`noise`)
-//! judges each repetition from per-thread CPU/wall ratios and steal time, repeats a
-//! disturbed one up to `NativeOptions::noise_retries` times, then flags it.
+//! [`run_point`] picks the point's lock type once (`locks::with_lock`: the whole
+//! repetition is compiled for it), places the point's threads on the host's CPUs
+//! (`topology::place`), skips with a stated reason when the host is too small or
+//! pinning is impossible, pins each worker from inside itself
+//! (`sched_setaffinity(0, ..)`: threads inherit masks, so the coordinator is never
+//! pinned), starts all workers at a barrier, runs a warm-up and then the measured
+//! window, and summarises per-thread `ThreadStats` into a `RunRecord`. `Env::work` is
+//! a calibrated spin (`calibrate`), and the achieved durations go into the record next
+//! to the nominal ones. A noise gate (`noise`) judges each repetition from per-thread
+//! CPU/wall ratios and steal time, repeats a disturbed one up to
+//! `NativeOptions::noise_retries` times, then flags it.
 //!
 //! Wake-up placement points (`Workload::Wakeup`) run a calibration instead
 //! ([`wakeup`]): wake-up latency same-CPU vs cross-CPU and cache refill after a

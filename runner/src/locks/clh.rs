@@ -3,7 +3,7 @@
 //! own. Nodes change hands, so a thread's current node lives in its `LocalState`.
 //! FIFO.
 
-use super::LocalState;
+use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -22,12 +22,12 @@ pub struct Clh {
 }
 
 impl Clh {
-    pub fn new(alloc: &mut LineAlloc, nthreads: usize, id: usize) -> Self {
+    pub fn new(alloc: &mut LineAlloc, site: Site) -> Self {
         Clh {
             tail: Addr::new(alloc.line(), 0),
-            nodes: alloc.lines(nthreads as u32 + 1),
-            nthreads,
-            id,
+            nodes: alloc.lines(site.nthreads as u32 + 1),
+            nthreads: site.nthreads,
+            id: site.id,
         }
     }
 
@@ -54,7 +54,14 @@ impl Clh {
         *s
     }
 
-    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+    fn set_pred(&self, local: &mut LocalState, me: u64, pred: u64) {
+        // Slot layout: low 32 bits our node, high 32 bits the predecessor's node.
+        *local.slot(self.id) = me | (pred << 32);
+    }
+}
+
+impl Lock for Clh {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         let me = self.mine(local);
         env.store(self.node(me), 1, Relaxed).await;
         // Release publishes BUSY = 1 before the node becomes visible as tail; Acquire
@@ -67,12 +74,7 @@ impl Clh {
         self.set_pred(local, me, pred);
     }
 
-    fn set_pred(&self, local: &mut LocalState, me: u64, pred: u64) {
-        // Slot layout: low 32 bits our node, high 32 bits the predecessor's node.
-        *local.slot(self.id) = me | (pred << 32);
-    }
-
-    pub async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
+    async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
         let s = *local.slot(self.id);
         let (me, pred) = (s & 0xffff_ffff, s >> 32);
         // Release: the successor's Acquire wait sees our critical section.
@@ -84,7 +86,7 @@ impl Clh {
     /// the CAS fails and we never enqueued. In the one ABA case (the tail left and came
     /// back to the same node, now busy again) we are enqueued and cannot leave a CLH
     /// queue: we wait our turn and still return true (holding). Rare, and correct.
-    pub async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
         let me = self.mine(local) & 0xffff_ffff;
         let t = self.tail_ptr(env.load(self.tail, Relaxed).await);
         if env.load(self.node(t), Relaxed).await != 0 {
@@ -110,7 +112,7 @@ impl Clh {
     }
 
     /// Asked by the holder: the tail is another node once someone enqueued.
-    pub async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
         let me = *local.slot(self.id) & 0xffff_ffff;
         self.tail_ptr(env.load(self.tail, Relaxed).await) != me
     }

@@ -1,7 +1,7 @@
 //! MCS queue lock (Mellor-Crummey & Scott): a `tail` word plus one node line per
 //! thread; each waiter spins on its own node, so a hand-off moves one line. FIFO.
 
-use super::LocalState;
+use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -20,19 +20,21 @@ pub struct Mcs {
 }
 
 impl Mcs {
-    pub fn new(alloc: &mut LineAlloc, nthreads: usize, id: usize) -> Self {
+    pub fn new(alloc: &mut LineAlloc, site: Site) -> Self {
         Mcs {
             tail: Addr::new(alloc.line(), 0),
-            nodes: alloc.lines(nthreads as u32),
-            id,
+            nodes: alloc.lines(site.nthreads as u32),
+            id: site.id,
         }
     }
 
     fn node(&self, ptr: u64, w: u8) -> Addr {
         Addr::new(self.nodes + (ptr - 1) as u32, w)
     }
+}
 
-    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+impl Lock for Mcs {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         let me = env.tid() as u64 + 1;
         env.store(self.node(me, NEXT), 0, Relaxed).await;
         env.store(self.node(me, LOCKED), 1, Relaxed).await;
@@ -50,7 +52,7 @@ impl Mcs {
         }
     }
 
-    pub async fn release<E: Env>(&self, env: &E) {
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
         let me = env.tid() as u64 + 1;
         let mut next = env.load(self.node(me, NEXT), Acquire).await;
         if next == 0 {
@@ -67,7 +69,7 @@ impl Mcs {
         env.store(self.node(next, LOCKED), 0, Release).await;
     }
 
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         let me = env.tid() as u64 + 1;
         env.store(self.node(me, NEXT), 0, Relaxed).await;
         // Release so that a successor linking to us sees NEXT = 0 first.
@@ -75,7 +77,7 @@ impl Mcs {
     }
 
     /// Asked by the holder: the tail is someone else once a waiter has enqueued.
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         let me = env.tid() as u64 + 1;
         env.load(self.tail, Relaxed).await != me
     }

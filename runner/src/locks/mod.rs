@@ -7,30 +7,48 @@
 //! (0 = null); per-thread queue nodes are one line each, allocated per lock, so a thread
 //! may hold several locks at once (the double-lock workload does).
 //!
-//! [`AnyLock`] is the one type the workloads use: built from a `LockAlgo`, with
-//! `acquire`, `release`, `try_acquire` and `is_contended`. `is_contended` is asked by
-//! the holder ("is anyone waiting?", the kernel's `spin_is_contended`).
+//! Every algorithm is a type implementing [`Lock`]: `acquire`, `release`,
+//! `try_acquire` and `is_contended` (asked by the holder: "is anyone waiting?", the
+//! kernel's `spin_is_contended`). [`with_lock`] is the one place that turns a plan's
+//! `LockAlgo` into a lock type: it hands a [`LockVisitor`] a constructor of that type,
+//! and the visitor's generic code (a workload run, a benchmark, a test) is compiled once
+//! per algorithm. The algorithm is thus picked once per run, never per operation (a
+//! match per call doubled an uncontended acquire + release natively).
+//!
+//! Adding an algorithm: its file here, implementing `Lock`, and its line in
+//! [`with_lock`] and [`catalogue`].
 //!
 //! The baselines `std`, `parking_lot` and `pthread` wrap OS mutexes that cannot be
 //! written over `Env`; natively they are the real thing, simulated they run a futex
-//! mutex model (see [`os`]). [`AnyLock::native_only`] tells which is which.
+//! mutex model (see [`os`]).
 //!
 //! ```
 //! use locklab_model::plan::LockAlgo;
 //! use locklab_runner::env::LineAlloc;
-//! use locklab_runner::locks::{AnyLock, LocalState};
+//! use locklab_runner::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 //! use locklab_runner::native::{block_on, Arena, NativeEnv};
 //!
-//! let mut alloc = LineAlloc::new();
-//! let lock = AnyLock::new(&LockAlgo::Mcs, &mut alloc, 1, 0);
-//! let arena = Arena::new(alloc.count() as usize, 1);
-//! let env = NativeEnv::for_test(&arena, 0, 1);
-//! let mut local = LocalState::new(0, 1);
-//! block_on(async {
-//!     lock.acquire(&env, &mut local).await;
-//!     assert!(!lock.is_contended(&env, &mut local).await);
-//!     lock.release(&env, &mut local).await;
-//! });
+//! /// Takes and releases a fresh lock of any algorithm once, alone.
+//! struct Once;
+//!
+//! impl LockVisitor for Once {
+//!     type Output = bool;
+//!     fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> bool {
+//!         let mut alloc = LineAlloc::new();
+//!         let lock = make(&mut alloc, Site { id: 0, nthreads: 1 });
+//!         let arena = Arena::new(alloc.count() as usize, 1);
+//!         let env = NativeEnv::for_test(&arena, 0, 1);
+//!         let mut local = LocalState::new(0, 1);
+//!         block_on(async {
+//!             lock.acquire(&env, &mut local).await;
+//!             let contended = lock.is_contended(&env, &mut local).await;
+//!             lock.release(&env, &mut local).await;
+//!             contended
+//!         })
+//!     }
+//! }
+//!
+//! assert!(!with_lock(&LockAlgo::Mcs, Once));
 //! ```
 
 pub mod clh;
@@ -43,93 +61,99 @@ pub mod ticket;
 pub mod ttas;
 
 use crate::env::{Env, LineAlloc};
-use locklab_model::plan::LockAlgo;
+use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
 
-/// What every lock offers, so that workloads can be generic over the algorithm and
-/// dispatch once per thread run instead of once per operation (the `AnyLock` match
-/// per call doubled an uncontended acquire + release natively).
+/// What every lock offers; workloads are generic over it. A lock is owned data that
+/// threads share (the native executor's, loom's): `Send + Sync + 'static`.
 #[allow(async_fn_in_trait)] // used with concrete, single-threaded futures only
-pub trait Lock {
+pub trait Lock: Send + Sync + 'static {
+    /// Whether waiters may sleep in the kernel, so that a CPU-time/wall ratio below 1
+    /// is the lock's doing, not noise (the OS-backed baselines, natively).
+    const MAY_SLEEP: bool = false;
+
     async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState);
     async fn release<E: Env>(&self, env: &E, local: &mut LocalState);
     /// One attempt; true if the lock is now held.
     async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool;
     /// Asked by the holder: does another thread wait for this lock?
     async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool;
-}
 
-/// `Lock` for a lock type whose methods ignore `LocalState`.
-macro_rules! lock_without_local {
-    ($($t:ty),*) => {$(
-        impl Lock for $t {
-            async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
-                <$t>::acquire(self, env).await
-            }
-            async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
-                <$t>::release(self, env).await
-            }
-            async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-                <$t>::try_acquire(self, env).await
-            }
-            async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-                <$t>::is_contended(self, env).await
-            }
-        }
-    )*};
-}
-
-lock_without_local!(tas::Tas, ttas::Ttas, qspinlock::Qspinlock, os::OsLock);
-
-/// `Lock` for a FIFO lock whose `acquire` marks the doorway in `LocalState`.
-macro_rules! fifo_lock {
-    ($($t:ty),*) => {$(
-        impl Lock for $t {
-            async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
-                <$t>::acquire(self, env, local).await
-            }
-            async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
-                <$t>::release(self, env).await
-            }
-            async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-                <$t>::try_acquire(self, env).await
-            }
-            async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-                <$t>::is_contended(self, env).await
-            }
-        }
-    )*};
-}
-
-fifo_lock!(ticket::Ticket, mcs::Mcs);
-
-impl Lock for clh::Clh {
-    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
-        clh::Clh::acquire(self, env, local).await
-    }
-    async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
-        clh::Clh::release(self, env, local).await
-    }
-    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        clh::Clh::try_acquire(self, env, local).await
-    }
-    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        clh::Clh::is_contended(self, env, local).await
+    /// The window over which this lock's fairness is meant to even out, for the
+    /// windowed fairness metric (`window_fairness_factor_max`); 0: none.
+    fn fairness_window_ns(&self) -> u64 {
+        0
     }
 }
 
-impl Lock for AnyLock {
-    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
-        AnyLock::acquire(self, env, local).await
+/// Where a lock sits in its point: what every constructor is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Site {
+    /// The lock's index among the point's locks: its `LocalState` slot and the index
+    /// the workload passes to `Env::grants`.
+    pub id: usize,
+    /// Threads of the point (queue locks allocate one node line each).
+    pub nthreads: usize,
+}
+
+/// Generic code to run with a lock type chosen at run time (see [`with_lock`]).
+pub trait LockVisitor {
+    type Output;
+    /// Called once, with the constructor of the plan's lock type: `make` allocates one
+    /// lock's lines (and its per-thread node lines) and builds it.
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Self::Output;
+}
+
+/// Runs `visitor` with the lock type of `algo`: the one map from the plan's algorithm
+/// to the code that implements it.
+pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
+    use os::{OsKind, OsLock};
+    use qspinlock::{Qspinlock, Stock};
+    match algo {
+        LockAlgo::Tas => v.visit(tas::Tas::new),
+        LockAlgo::Ttas { backoff } => v.visit(|a, s| ttas::Ttas::new(a, s, backoff.clone())),
+        LockAlgo::Ticket => v.visit(ticket::Ticket::new),
+        LockAlgo::Mcs => v.visit(mcs::Mcs::new),
+        LockAlgo::Clh => v.visit(clh::Clh::new),
+        LockAlgo::Qspinlock => v.visit(|a, s| Qspinlock::new(a, s, Stock)),
+        LockAlgo::Cna(p) => v.visit(|a, s| Qspinlock::new(a, s, cna::Cna::new(p))),
+        LockAlgo::Std => v.visit(|a, s| OsLock::new(a, s, OsKind::Std)),
+        LockAlgo::ParkingLot => v.visit(|a, s| OsLock::new(a, s, OsKind::ParkingLot)),
+        LockAlgo::Pthread => v.visit(|a, s| OsLock::new(a, s, OsKind::Pthread)),
     }
-    async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
-        AnyLock::release(self, env, local).await
-    }
-    async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        AnyLock::try_acquire(self, env, local).await
-    }
-    async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        AnyLock::is_contended(self, env, local).await
-    }
+}
+
+/// Every algorithm, with the parameters `locklab bench native` reports it with (TTAS
+/// twice: without and with backoff), under a label. Tests that cover every lock start
+/// from this list.
+pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
+    vec![
+        ("tas", LockAlgo::Tas),
+        ("ttas", LockAlgo::Ttas { backoff: None }),
+        (
+            "ttas+backoff",
+            LockAlgo::Ttas {
+                backoff: Some(Backoff {
+                    min_ns: 100,
+                    max_ns: 10_000,
+                }),
+            },
+        ),
+        ("ticket", LockAlgo::Ticket),
+        ("mcs", LockAlgo::Mcs),
+        ("clh", LockAlgo::Clh),
+        ("qspinlock", LockAlgo::Qspinlock),
+        (
+            "cna (v15, 10ms)",
+            LockAlgo::Cna(CnaParams {
+                threshold_ns: 10_000_000,
+                variant: CnaVariant::V15,
+                shuffle_skip_prob: 127.0 / 128.0,
+            }),
+        ),
+        ("std", LockAlgo::Std),
+        ("parking_lot", LockAlgo::ParkingLot),
+        ("pthread", LockAlgo::Pthread),
+    ]
 }
 
 /// A thread's private lock state, kept off shared memory: one slot per lock of the
@@ -187,106 +211,3 @@ impl LocalState {
 /// `fetch_add` of −1: `Env` words wrap (two's complement), so adding `u64::MAX`
 /// decrements.
 pub(crate) const MINUS_ONE: u64 = u64::MAX;
-
-/// One lock of a point, any algorithm.
-#[derive(Debug)]
-pub enum AnyLock {
-    Tas(tas::Tas),
-    Ttas(ttas::Ttas),
-    Ticket(ticket::Ticket),
-    Mcs(mcs::Mcs),
-    Clh(clh::Clh),
-    /// Linux qspinlock; with `cna` set, the CNA slow path.
-    Qspinlock(qspinlock::Qspinlock),
-    /// `std`, `parking_lot`, `pthread`.
-    Os(os::OsLock),
-}
-
-impl AnyLock {
-    /// Allocates the lock's lines (and one node line per thread for the queue locks).
-    /// `id` is the lock's index among the point's locks (its `LocalState` slot and the
-    /// index the workload passes to `Env::grants`).
-    pub fn new(algo: &LockAlgo, alloc: &mut LineAlloc, nthreads: usize, id: usize) -> AnyLock {
-        match algo {
-            LockAlgo::Tas => AnyLock::Tas(tas::Tas::new(alloc)),
-            LockAlgo::Ttas { backoff } => AnyLock::Ttas(ttas::Ttas::new(alloc, backoff.clone())),
-            LockAlgo::Ticket => AnyLock::Ticket(ticket::Ticket::new(alloc, id)),
-            LockAlgo::Mcs => AnyLock::Mcs(mcs::Mcs::new(alloc, nthreads, id)),
-            LockAlgo::Clh => AnyLock::Clh(clh::Clh::new(alloc, nthreads, id)),
-            LockAlgo::Qspinlock => {
-                AnyLock::Qspinlock(qspinlock::Qspinlock::new(alloc, nthreads, None))
-            }
-            LockAlgo::Cna(p) => AnyLock::Qspinlock(qspinlock::Qspinlock::new(
-                alloc,
-                nthreads,
-                Some(cna::Cna::new(p)),
-            )),
-            LockAlgo::Std => AnyLock::Os(os::OsLock::new(os::OsKind::Std, alloc)),
-            LockAlgo::ParkingLot => AnyLock::Os(os::OsLock::new(os::OsKind::ParkingLot, alloc)),
-            LockAlgo::Pthread => AnyLock::Os(os::OsLock::new(os::OsKind::Pthread, alloc)),
-        }
-    }
-
-    /// True for the OS-backed baselines: natively the real mutex, simulated a model
-    /// (`os::OsLock::model_description`).
-    pub fn native_only(&self) -> bool {
-        matches!(self, AnyLock::Os(_))
-    }
-
-    /// Whether waiters sleep in the kernel (so a CPU-time/wall ratio below 1 is the
-    /// lock's doing, not noise).
-    pub fn may_sleep(&self) -> bool {
-        matches!(self, AnyLock::Os(_))
-    }
-
-    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
-        match self {
-            AnyLock::Tas(l) => l.acquire(env).await,
-            AnyLock::Ttas(l) => l.acquire(env).await,
-            AnyLock::Ticket(l) => l.acquire(env, local).await,
-            AnyLock::Mcs(l) => l.acquire(env, local).await,
-            AnyLock::Clh(l) => l.acquire(env, local).await,
-            AnyLock::Qspinlock(l) => l.acquire(env).await,
-            AnyLock::Os(l) => l.acquire(env).await,
-        }
-    }
-
-    pub async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
-        match self {
-            AnyLock::Tas(l) => l.release(env).await,
-            AnyLock::Ttas(l) => l.release(env).await,
-            AnyLock::Ticket(l) => l.release(env).await,
-            AnyLock::Mcs(l) => l.release(env).await,
-            AnyLock::Clh(l) => l.release(env, local).await,
-            AnyLock::Qspinlock(l) => l.release(env).await,
-            AnyLock::Os(l) => l.release(env).await,
-        }
-    }
-
-    /// One attempt; true if the lock is now held. (CLH may wait in one rare race, see
-    /// `clh::Clh::try_acquire`; it still returns holding.)
-    pub async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        match self {
-            AnyLock::Tas(l) => l.try_acquire(env).await,
-            AnyLock::Ttas(l) => l.try_acquire(env).await,
-            AnyLock::Ticket(l) => l.try_acquire(env).await,
-            AnyLock::Mcs(l) => l.try_acquire(env).await,
-            AnyLock::Clh(l) => l.try_acquire(env, local).await,
-            AnyLock::Qspinlock(l) => l.try_acquire(env).await,
-            AnyLock::Os(l) => l.try_acquire(env).await,
-        }
-    }
-
-    /// Asked by the holder: does another thread wait for this lock?
-    pub async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
-        match self {
-            AnyLock::Tas(l) => l.is_contended(env).await,
-            AnyLock::Ttas(l) => l.is_contended(env).await,
-            AnyLock::Ticket(l) => l.is_contended(env).await,
-            AnyLock::Mcs(l) => l.is_contended(env).await,
-            AnyLock::Clh(l) => l.is_contended(env, local).await,
-            AnyLock::Qspinlock(l) => l.is_contended(env).await,
-            AnyLock::Os(l) => l.is_contended(env).await,
-        }
-    }
-}

@@ -18,7 +18,7 @@
 //! (every ~0.5 ms) is not modelled. The model is a stand-in for comparing shapes, not a
 //! measurement of the kernel's futex path.
 
-use super::MINUS_ONE;
+use super::{LocalState, Lock, Site, MINUS_ONE};
 use crate::env::{Addr, Env, LineAlloc};
 use parking_lot::lock_api::RawMutex as _;
 use std::cell::UnsafeCell;
@@ -81,7 +81,7 @@ impl std::fmt::Debug for OsLock {
 }
 
 impl OsLock {
-    pub fn new(kind: OsKind, alloc: &mut LineAlloc) -> Self {
+    pub fn new(alloc: &mut LineAlloc, _: Site, kind: OsKind) -> Self {
         OsLock {
             kind,
             real: Box::new(Real {
@@ -161,7 +161,7 @@ impl OsLock {
                 let g = (*self.real.std_guard.get()).take();
                 drop(g.expect("std mutex released without being held"));
             },
-            // SAFETY: the caller holds the lock (AnyLock's contract).
+            // SAFETY: the caller holds the lock (`Lock::release`'s contract).
             OsKind::ParkingLot => unsafe { self.real.parking.unlock() },
             OsKind::Pthread => {
                 // SAFETY: as above.
@@ -169,46 +169,6 @@ impl OsLock {
                 assert_eq!(rc, 0, "pthread_mutex_unlock failed");
             }
         }
-    }
-
-    // --- both -----------------------------------------------------------------
-
-    pub async fn acquire<E: Env>(&self, env: &E) {
-        if E::NATIVE {
-            if self.real_try() {
-                return;
-            }
-            env.fetch_add(self.waiters, 1, Relaxed).await;
-            self.real_lock();
-            env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;
-            return;
-        }
-        self.model_lock(env).await;
-    }
-
-    pub async fn release<E: Env>(&self, env: &E) {
-        if E::NATIVE {
-            self.real_unlock();
-            return;
-        }
-        // Release: the next owner's Acquire RMW sees our critical section.
-        if env.swap(self.word, 0, Release).await == 2 {
-            env.work(FUTEX_WAKE_NS).await;
-        }
-    }
-
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
-        if E::NATIVE {
-            return self.real_try();
-        }
-        env.cas(self.word, 0, 1, Acquire).await.is_ok()
-    }
-
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
-        if E::NATIVE {
-            return env.load(self.waiters, Relaxed).await != 0;
-        }
-        env.load(self.word, Relaxed).await == 2
     }
 
     // --- model ----------------------------------------------------------------
@@ -271,5 +231,48 @@ impl OsLock {
             }
             OsKind::Pthread => env.load(self.word, Relaxed).await,
         }
+    }
+}
+
+/// Natively (`Env::NATIVE`) the real mutex, simulated the futex model.
+impl Lock for OsLock {
+    const MAY_SLEEP: bool = true;
+
+    async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
+        if E::NATIVE {
+            if self.real_try() {
+                return;
+            }
+            env.fetch_add(self.waiters, 1, Relaxed).await;
+            self.real_lock();
+            env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;
+            return;
+        }
+        self.model_lock(env).await;
+    }
+
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
+        if E::NATIVE {
+            self.real_unlock();
+            return;
+        }
+        // Release: the next owner's Acquire RMW sees our critical section.
+        if env.swap(self.word, 0, Release).await == 2 {
+            env.work(FUTEX_WAKE_NS).await;
+        }
+    }
+
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        if E::NATIVE {
+            return self.real_try();
+        }
+        env.cas(self.word, 0, 1, Acquire).await.is_ok()
+    }
+
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        if E::NATIVE {
+            return env.load(self.waiters, Relaxed).await != 0;
+        }
+        env.load(self.word, Relaxed).await == 2
     }
 }

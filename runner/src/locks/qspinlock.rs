@@ -1,10 +1,13 @@
 //! Linux's queued spinlock, following `kernel/locking/qspinlock.c`: one lock word with
 //! a locked byte, a pending bit and an MCS tail; a fast-path cmpxchg, a pending path for
 //! the first contender (spinning on the lock word, no queue node), and a queue path of
-//! per-thread MCS nodes whose head waits for locked and pending to clear. With CNA
-//! parameters the queue path takes the CNA hooks of the patch series (`super::cna`),
-//! exactly where the kernel places them (`pv_wait_head_or_lock`, `try_clear_tail`,
-//! `mcs_lock_handoff`).
+//! per-thread MCS nodes whose head waits for locked and pending to clear.
+//!
+//! The queue path calls [`Hooks`] where the kernel calls its `pv_*` / `cna_*` hooks
+//! (`pv_init_node`, `pv_wait_head_or_lock`, `try_clear_tail`, `mcs_lock_handoff`):
+//! [`Stock`] is the plain MCS queue (the hooks' defaults); another slow path is this
+//! one with its own hooks and node words after `NODE_WORDS`, as the kernel swaps its
+//! slow path at boot.
 //!
 //! The kernel's sub-word accesses (NR_CPUS < 16K, so `_Q_PENDING_BITS == 8`) are
 //! masked `Env` operations on the lock word: `xchg_tail` (a 16-bit `xchg` of the tail)
@@ -20,7 +23,7 @@
 //!
 //! A thread has one node per lock (the kernel has four per CPU for nesting contexts).
 
-use super::cna::Cna;
+use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -32,13 +35,13 @@ pub(crate) const LOCKED_PENDING_MASK: u64 = 0xffff;
 pub(crate) const TAIL_SHIFT: u32 = 16;
 pub(crate) const TAIL_MASK: u64 = !0xffff;
 
-/// Node words (CNA uses the last three).
+/// Node words of the MCS queue; hooks may use the words from [`NODE_WORDS`] on.
 pub(crate) const NEXT: u8 = 0;
-/// 0 while waiting; set non-zero by the predecessor at hand-off (CNA: 1, or the
-/// encoded secondary-queue tail).
+/// 0 while waiting; set non-zero by the predecessor at hand-off (1 by [`Stock`];
+/// hooks may hand over other non-zero values).
 pub(crate) const MCS_LOCKED: u8 = 1;
-pub(crate) const NUMA: u8 = 2;
-pub(crate) const START: u8 = 3;
+/// The first node word free for the hooks.
+pub(crate) const NODE_WORDS: u8 = 2;
 
 pub(crate) fn encode_tail(ptr: u64) -> u64 {
     ptr << TAIL_SHIFT
@@ -48,19 +51,64 @@ pub(crate) fn decode_tail(val: u64) -> u64 {
     val >> TAIL_SHIFT
 }
 
-#[derive(Debug)]
-pub struct Qspinlock {
-    pub(crate) lock: Addr,
-    nodes: u32,
-    pub(crate) cna: Option<Cna>,
+/// The hooks of the queue path. `me` is the calling thread's node pointer (tid + 1).
+/// The defaults are the stock MCS queue.
+#[allow(async_fn_in_trait)] // used with concrete, single-threaded futures only
+pub trait Hooks: Sized + Send + Sync + 'static {
+    /// `pv_init_node`: after our node's NEXT and MCS_LOCKED are cleared, before it is
+    /// published as the tail.
+    async fn init_node<E: Env>(&self, _q: &Qspinlock<Self>, _env: &E, _me: u64) {}
+
+    /// `pv_wait_head_or_lock`: we just became the queue head; called before we wait
+    /// for the owner and the pending waiter to go.
+    async fn wait_head_or_lock<E: Env>(&self, _q: &Qspinlock<Self>, _env: &E, _me: u64) {}
+
+    /// `try_clear_tail`: we are the head and the last in the queue; claim the lock and
+    /// empty the queue in one step from `val` (n,0,0 -> 0,0,1). False if someone
+    /// enqueued meanwhile.
+    async fn try_clear_tail<E: Env>(
+        &self,
+        q: &Qspinlock<Self>,
+        env: &E,
+        val: u64,
+        _me: u64,
+    ) -> bool {
+        env.cas(q.lock, val, LOCKED, Relaxed).await.is_ok()
+    }
+
+    /// `mcs_lock_handoff`: we hold the lock; make `next` the queue head.
+    async fn lock_handoff<E: Env>(&self, q: &Qspinlock<Self>, env: &E, _me: u64, next: u64) {
+        // arch_mcs_lock_handoff. The data hand-off goes through the lock word (the
+        // new head's Acquire wait for the owner); Release here only orders our reads
+        // of the queue before the successor starts rewriting it.
+        env.store(q.node(next, MCS_LOCKED), 1, Release).await;
+    }
+
+    /// What `Lock::fairness_window_ns` answers for a lock with these hooks.
+    fn fairness_window_ns(&self) -> u64 {
+        0
+    }
 }
 
-impl Qspinlock {
-    pub fn new(alloc: &mut LineAlloc, nthreads: usize, cna: Option<Cna>) -> Self {
+/// The stock queue path: MCS, no hooks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stock;
+
+impl Hooks for Stock {}
+
+#[derive(Debug)]
+pub struct Qspinlock<H> {
+    pub(crate) lock: Addr,
+    nodes: u32,
+    hooks: H,
+}
+
+impl<H: Hooks> Qspinlock<H> {
+    pub fn new(alloc: &mut LineAlloc, site: Site, hooks: H) -> Self {
         Qspinlock {
             lock: Addr::new(alloc.line(), 0),
-            nodes: alloc.lines(nthreads as u32),
-            cna,
+            nodes: alloc.lines(site.nthreads as u32),
+            hooks,
         }
     }
 
@@ -69,31 +117,13 @@ impl Qspinlock {
         Addr::new(self.nodes + (ptr - 1) as u32, w)
     }
 
-    pub async fn acquire<E: Env>(&self, env: &E) {
-        // Fast path: 0,0,0 -> 0,0,1.
-        match env.cas(self.lock, 0, LOCKED, Acquire).await {
-            Ok(_) => {}
-            Err(val) => self.slowpath(env, val).await,
-        }
-    }
-
-    pub async fn release<E: Env>(&self, env: &E) {
-        // smp_store_release(&lock->locked, 0): a byte store.
-        env.store_masked(self.lock, LOCKED_MASK, 0, Release).await;
-    }
-
     /// `queued_spin_trylock`.
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+    async fn trylock<E: Env>(&self, env: &E) -> bool {
         let val = env.load(self.lock, Relaxed).await;
         if val != 0 {
             return false;
         }
         env.cas(self.lock, 0, LOCKED, Acquire).await.is_ok()
-    }
-
-    /// `queued_spin_is_contended`: anything besides the locked byte.
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
-        env.load(self.lock, Relaxed).await & !LOCKED_MASK != 0
     }
 
     async fn slowpath<E: Env>(&self, env: &E, mut val: u64) {
@@ -132,12 +162,10 @@ impl Qspinlock {
         let tail = encode_tail(me);
         env.store(self.node(me, MCS_LOCKED), 0, Relaxed).await;
         env.store(self.node(me, NEXT), 0, Relaxed).await;
-        if let Some(cna) = &self.cna {
-            cna.init_node(self, env, me).await;
-        }
+        self.hooks.init_node(self, env, me).await;
         // "We touched a (possibly) cold cacheline in the per-cpu queue node; attempt
         // the trylock once more in the hope someone let go while we weren't watching."
-        if self.try_acquire(env).await {
+        if self.trylock(env).await {
             return;
         }
         // xchg_tail: a 16-bit xchg of the tail, leaving locked and pending alone.
@@ -157,9 +185,7 @@ impl Qspinlock {
         }
 
         // We are the queue head.
-        if let Some(cna) = &self.cna {
-            cna.wait_head_or_lock(self, env, me).await;
-        }
+        self.hooks.wait_head_or_lock(self, env, me).await;
         // Wait for the owner and any pending waiter to go (Acquire: the last owner's
         // critical section happens before ours).
         let val = env
@@ -169,14 +195,8 @@ impl Qspinlock {
         // Claim the lock. If we are the last in the queue (tail == us), n,0,0 -> 0,0,1
         // both claims the lock and empties the queue. Pending cannot be set now (it is
         // only set while the tail is empty), so a concurrent enqueue makes this fail.
-        if val & TAIL_MASK == tail {
-            let cleared = match &self.cna {
-                Some(cna) => cna.try_clear_tail(self, env, val, me).await,
-                None => env.cas(self.lock, val, LOCKED, Relaxed).await.is_ok(),
-            };
-            if cleared {
-                return;
-            }
+        if val & TAIL_MASK == tail && self.hooks.try_clear_tail(self, env, val, me).await {
+            return;
         }
         // Someone queued behind us: only set the locked byte (set_locked, a byte
         // store; pending is clear and stays clear while the queue is non-empty).
@@ -187,14 +207,34 @@ impl Qspinlock {
                 .wait_until(self.node(me, NEXT), Acquire, |v| v != 0)
                 .await;
         }
-        match &self.cna {
-            Some(cna) => cna.lock_handoff(self, env, me, next).await,
-            // arch_mcs_lock_handoff. The data hand-off goes through the lock word (the
-            // new head's Acquire wait above); Release here only orders our reads of
-            // the queue before the successor starts rewriting it.
-            None => {
-                env.store(self.node(next, MCS_LOCKED), 1, Release).await;
-            }
+        self.hooks.lock_handoff(self, env, me, next).await;
+    }
+}
+
+impl<H: Hooks> Lock for Qspinlock<H> {
+    async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
+        // Fast path: 0,0,0 -> 0,0,1.
+        match env.cas(self.lock, 0, LOCKED, Acquire).await {
+            Ok(_) => {}
+            Err(val) => self.slowpath(env, val).await,
         }
+    }
+
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
+        // smp_store_release(&lock->locked, 0): a byte store.
+        env.store_masked(self.lock, LOCKED_MASK, 0, Release).await;
+    }
+
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        self.trylock(env).await
+    }
+
+    /// `queued_spin_is_contended`: anything besides the locked byte.
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        env.load(self.lock, Relaxed).await & !LOCKED_MASK != 0
+    }
+
+    fn fairness_window_ns(&self) -> u64 {
+        self.hooks.fairness_window_ns()
     }
 }

@@ -2,7 +2,7 @@
 //! swapping (with one pause between attempts), so each release starts a herd of RMWs
 //! on one line. Not FIFO.
 
-use super::MINUS_ONE;
+use super::{LocalState, Lock, Site, MINUS_ONE};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -17,14 +17,16 @@ pub struct Tas {
 }
 
 impl Tas {
-    pub fn new(alloc: &mut LineAlloc) -> Self {
+    pub fn new(alloc: &mut LineAlloc, _: Site) -> Self {
         Tas {
             lock: Addr::new(alloc.line(), 0),
             waiters: Addr::new(alloc.line(), 0),
         }
     }
+}
 
-    pub async fn acquire<E: Env>(&self, env: &E) {
+impl Lock for Tas {
+    async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
         // Acquire pairs with the Release store in `release`: the previous holder's
         // critical-section writes are visible once we see 0.
         if env.swap(self.lock, 1, Acquire).await == 0 {
@@ -40,15 +42,15 @@ impl Tas {
         env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;
     }
 
-    pub async fn release<E: Env>(&self, env: &E) {
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
         env.store(self.lock, 0, Release).await;
     }
 
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         env.swap(self.lock, 1, Acquire).await == 0
     }
 
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         env.load(self.waiters, Relaxed).await != 0
     }
 }

@@ -2,7 +2,7 @@
 //! packs head and tail in one word); a waiter takes a ticket with one fetch-add and
 //! spins reading `owner`, so every release is seen by every waiter. FIFO.
 
-use super::LocalState;
+use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
@@ -17,16 +17,18 @@ pub struct Ticket {
 }
 
 impl Ticket {
-    pub fn new(alloc: &mut LineAlloc, id: usize) -> Self {
+    pub fn new(alloc: &mut LineAlloc, site: Site) -> Self {
         let l = alloc.line();
         Ticket {
             next: Addr::new(l, 0),
             owner: Addr::new(l, 1),
-            id,
+            id: site.id,
         }
     }
+}
 
-    pub async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+impl Lock for Ticket {
+    async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         // The ticket itself orders nothing; the Acquire wait on `owner` pairs with the
         // previous holder's Release store.
         let me = env.fetch_add(self.next, 1, Relaxed).await;
@@ -34,7 +36,7 @@ impl Ticket {
         env.wait_until(self.owner, Acquire, |v| v == me).await;
     }
 
-    pub async fn release<E: Env>(&self, env: &E) {
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
         // Only the holder writes `owner`, so a plain load + store suffices (no RMW).
         let o = env.load(self.owner, Relaxed).await;
         env.store(self.owner, o + 1, Release).await;
@@ -47,13 +49,13 @@ impl Ticket {
     /// Acquire on the `owner` read: that is the word the last holder released with
     /// Release, so reading it is what orders its critical section before ours (the
     /// CAS on `next` only meets other threads' relaxed fetch-adds).
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         let o = env.load(self.owner, Acquire).await;
         env.cas(self.next, o, o + 1, Acquire).await.is_ok()
     }
 
     /// The kernel's `ticket_spin_is_contended`: more than one ticket outstanding.
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         let o = env.load(self.owner, Relaxed).await;
         let n = env.load(self.next, Relaxed).await;
         n.wrapping_sub(o) > 1

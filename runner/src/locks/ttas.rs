@@ -2,7 +2,7 @@
 //! swap only when they see it free; optional exponential backoff after a failed swap.
 //! Not FIFO.
 
-use super::MINUS_ONE;
+use super::{LocalState, Lock, Site, MINUS_ONE};
 use crate::env::{Addr, Env, LineAlloc};
 use locklab_model::plan::Backoff;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -16,15 +16,17 @@ pub struct Ttas {
 }
 
 impl Ttas {
-    pub fn new(alloc: &mut LineAlloc, backoff: Option<Backoff>) -> Self {
+    pub fn new(alloc: &mut LineAlloc, _: Site, backoff: Option<Backoff>) -> Self {
         Ttas {
             lock: Addr::new(alloc.line(), 0),
             waiters: Addr::new(alloc.line(), 0),
             backoff,
         }
     }
+}
 
-    pub async fn acquire<E: Env>(&self, env: &E) {
+impl Lock for Ttas {
+    async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
         if env.swap(self.lock, 1, Acquire).await == 0 {
             return;
         }
@@ -48,15 +50,15 @@ impl Ttas {
         env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;
     }
 
-    pub async fn release<E: Env>(&self, env: &E) {
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
         env.store(self.lock, 0, Release).await;
     }
 
-    pub async fn try_acquire<E: Env>(&self, env: &E) -> bool {
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         env.load(self.lock, Relaxed).await == 0 && env.swap(self.lock, 1, Acquire).await == 0
     }
 
-    pub async fn is_contended<E: Env>(&self, env: &E) -> bool {
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
         env.load(self.waiters, Relaxed).await != 0
     }
 }

@@ -2,75 +2,42 @@
 //! harness adds around it, and what writing locks as `async` over `Env` costs
 //! compared with a plain hand-written lock. Single thread, the calling thread's CPU.
 
-use super::{block_on, work_loop, Arena, Clock, NativeEnv, Spin};
+use super::{block_on, work_loop, Arena, Clock, EnvConfig, NativeEnv, Spin};
 use crate::env::{Env, LineAlloc};
-use crate::locks::{AnyLock, LocalState, Lock};
+use crate::locks::{catalogue, with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{ThreadStats, Window};
-use crate::workload;
-use locklab_model::plan::{Backoff, CnaParams, CnaVariant, Dist, LockAlgo, Workload};
+use crate::workload::{self, Locks};
+use locklab_model::plan::{Dist, LockAlgo, Workload};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-/// The algorithms the report covers, with the parameters used.
-pub fn algos() -> Vec<(&'static str, LockAlgo)> {
-    vec![
-        ("tas", LockAlgo::Tas),
-        ("ttas", LockAlgo::Ttas { backoff: None }),
-        (
-            "ttas+backoff",
-            LockAlgo::Ttas {
-                backoff: Some(Backoff {
-                    min_ns: 100,
-                    max_ns: 10_000,
-                }),
-            },
-        ),
-        ("ticket", LockAlgo::Ticket),
-        ("mcs", LockAlgo::Mcs),
-        ("clh", LockAlgo::Clh),
-        ("qspinlock", LockAlgo::Qspinlock),
-        (
-            "cna (v15, 10ms)",
-            LockAlgo::Cna(CnaParams {
-                threshold_ns: 10_000_000,
-                variant: CnaVariant::V15,
-                shuffle_skip_prob: 127.0 / 128.0,
-            }),
-        ),
-        ("std", LockAlgo::Std),
-        ("parking_lot", LockAlgo::ParkingLot),
-        ("pthread", LockAlgo::Pthread),
-    ]
+fn env(arena: &Arena) -> NativeEnv<'_> {
+    let config = EnvConfig {
+        clock: Clock::host(),
+        seed: 1,
+        spin: Spin::Pure,
+        work: work_loop(),
+    };
+    NativeEnv::new(arena, 0, 1, 0, config)
 }
 
-fn env(arena: &Arena) -> NativeEnv<'_> {
-    NativeEnv::new(arena, 0, 1, 0, Clock::host(), 1, Spin::Pure, work_loop())
-}
+/// One lock, alone: its `Site`.
+const ALONE: Site = Site { id: 0, nthreads: 1 };
 
 /// ns per uncontended acquire + release of `algo` (best of three rounds of `iters`),
 /// the algorithm's own type (as the workloads run it).
 pub fn uncontended(algo: &LockAlgo, iters: u64) -> f64 {
-    let mut alloc = LineAlloc::new();
-    let lock = AnyLock::new(algo, &mut alloc, 1, 0);
-    let arena = Arena::new(alloc.count() as usize, 1);
-    let env = env(&arena);
-    match &lock {
-        AnyLock::Tas(l) => time_lock(l, &env, iters),
-        AnyLock::Ttas(l) => time_lock(l, &env, iters),
-        AnyLock::Ticket(l) => time_lock(l, &env, iters),
-        AnyLock::Mcs(l) => time_lock(l, &env, iters),
-        AnyLock::Clh(l) => time_lock(l, &env, iters),
-        AnyLock::Qspinlock(l) => time_lock(l, &env, iters),
-        AnyLock::Os(l) => time_lock(l, &env, iters),
+    struct Uncontended(u64);
+    impl LockVisitor for Uncontended {
+        type Output = f64;
+        fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
+            let mut alloc = LineAlloc::new();
+            let lock = make(&mut alloc, ALONE);
+            let arena = Arena::new(alloc.count() as usize, 1);
+            time_lock(&lock, &env(&arena), self.0)
+        }
     }
-}
-
-/// As `uncontended`, through `AnyLock` (one enum dispatch per operation).
-pub fn uncontended_any(algo: &LockAlgo, iters: u64) -> f64 {
-    let mut alloc = LineAlloc::new();
-    let lock = AnyLock::new(algo, &mut alloc, 1, 0);
-    let arena = Arena::new(alloc.count() as usize, 1);
-    time_lock(&lock, &env(&arena), iters)
+    with_lock(algo, Uncontended(iters))
 }
 
 #[inline(never)]
@@ -94,57 +61,43 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
 /// and no outside work: the lock plus the harness (clock reads, grant counters,
 /// histogram recording). Runs for about `iters` × 50 ns.
 pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
-    let w = Workload::SingleLock {
-        critical: Dist::Fixed { ns: 0 },
-        outside: Dist::Fixed { ns: 0 },
-        lines: 0,
-    };
-    let mut alloc = LineAlloc::new();
-    let point = locklab_model::plan::Point {
-        index: 0,
-        id: "bench".into(),
-        axes: Default::default(),
-        seed: 1,
-        threads: 1,
-        lock: locklab_model::plan::LockSpec {
-            name: "bench".into(),
-            algo: algo.clone(),
-            axis: None,
-            params: vec![],
-        },
-        workload: w.clone(),
-        placement: locklab_model::plan::Placement {
-            policy: locklab_model::plan::PlacementKind::Compact,
-            virtual_nodes: None,
-        },
-        modes: vec![],
-    };
-    let locks = workload::build(&point, &mut alloc);
-    let arena = Arena::new(alloc.count() as usize, locks.len());
-    let env = env(&arena);
-    // One LocalState for the thread's whole use of the locks (CLH nodes change hands).
-    let mut local = LocalState::new(0, locks.len());
-    let mut best = f64::INFINITY;
-    for _ in 0..3 {
-        let start = env.now();
-        let end = start + iters.saturating_mul(50).max(1_000_000);
-        let mut stats = ThreadStats::new(
-            0,
-            0,
-            Window {
-                start_ns: start,
-                end_ns: end,
-            },
-            &["lock"],
-            0,
-        );
-        let ops = block_on(workload::run_thread(
-            &w, &locks, &env, &mut local, &mut stats, end,
-        ));
-        let took = env.now() - start;
-        best = best.min(took as f64 / ops.max(1) as f64);
+    struct Harness(u64);
+    impl LockVisitor for Harness {
+        type Output = f64;
+        fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
+            let iters = self.0;
+            let w = Workload::SingleLock {
+                critical: Dist::Fixed { ns: 0 },
+                outside: Dist::Fixed { ns: 0 },
+                lines: 0,
+            };
+            let shape = workload::shape(&w, 1);
+            let mut alloc = LineAlloc::new();
+            let locks = Locks::build(&shape, 1, &mut alloc, make);
+            let arena = Arena::new(alloc.count() as usize, locks.len());
+            let env = env(&arena);
+            // One LocalState for the thread's whole use of the locks (CLH nodes change
+            // hands).
+            let mut local = LocalState::new(0, locks.len());
+            let mut best = f64::INFINITY;
+            for _ in 0..3 {
+                let start = env.now();
+                let end = start + iters.saturating_mul(50).max(1_000_000);
+                let window = Window {
+                    start_ns: start,
+                    end_ns: end,
+                };
+                let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0);
+                let ops = block_on(workload::run_thread(
+                    &w, &locks, &env, &mut local, &mut stats, end,
+                ));
+                let took = env.now() - start;
+                best = best.min(took as f64 / ops.max(1) as f64);
+            }
+            best
+        }
     }
-    best
+    with_lock(algo, Harness(iters))
 }
 
 /// A ticket lock written by hand on std atomics, no `Env`, no `async`: the reference
@@ -191,8 +144,9 @@ pub struct Row {
     pub harness_ns: f64,
 }
 
+/// One row per lock of `locks::catalogue`.
 pub fn rows(iters: u64) -> Vec<Row> {
-    algos()
+    catalogue()
         .into_iter()
         .map(|(name, a)| Row {
             lock: name.into(),
@@ -230,9 +184,8 @@ pub fn report(iters: u64) -> String {
     }
     let plain = plain_ticket(iters);
     let asy = uncontended(&LockAlgo::Ticket, iters);
-    let any = uncontended_any(&LockAlgo::Ticket, iters);
     s.push_str(&format!(
-        "\nticket written plainly on std atomics: {plain:.1} ns; as async over Env: {asy:.1} ns (ratio {:.2}); through AnyLock's per-call dispatch: {any:.1} ns\n",
+        "\nticket written plainly on std atomics: {plain:.1} ns; as async over Env: {asy:.1} ns (ratio {:.2})\n",
         asy / plain
     ));
     s.push_str(&format!(
@@ -251,7 +204,7 @@ mod tests {
     #[test]
     fn the_report_covers_every_lock() {
         let r = report(1_000);
-        for (name, _) in algos() {
+        for (name, _) in catalogue() {
             assert!(r.contains(name), "{name} missing:\n{r}");
         }
         assert!(r.contains("ratio"));

@@ -5,6 +5,7 @@
 use super::arena::Arena;
 use super::calibrate::WorkLoop;
 use crate::env::{Addr, Env, Word};
+use crate::rng::SplitMix64;
 use std::cell::Cell;
 use std::future::{ready, Future};
 use std::sync::atomic::Ordering;
@@ -208,6 +209,17 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// How a native thread's `Env` behaves, besides who it is.
+#[derive(Debug, Clone, Copy)]
+pub struct EnvConfig {
+    pub clock: Clock,
+    /// The run's seed; each thread's random stream is derived from it and its id.
+    pub seed: u64,
+    pub spin: Spin,
+    /// The calibrated loop behind `Env::work`.
+    pub work: WorkLoop,
+}
+
 // Under loom, waits yield to the model checker instead of spinning.
 #[cfg_attr(loom, allow(dead_code))]
 pub struct NativeEnv<'a> {
@@ -216,7 +228,7 @@ pub struct NativeEnv<'a> {
     nthreads: usize,
     node: u32,
     clock: Clock,
-    rng: Cell<u64>,
+    rng: Cell<SplitMix64>,
     spin: Spin,
     work: WorkLoop,
     pauses: Cell<u32>,
@@ -224,37 +236,25 @@ pub struct NativeEnv<'a> {
     pub(crate) marks: Option<CpuMarks>,
 }
 
-/// splitmix64: a fast, well-mixed per-thread generator.
-fn splitmix(state: &Cell<u64>) -> u64 {
-    let s = state.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
-    state.set(s);
-    let mut z = s;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 impl<'a> NativeEnv<'a> {
-    #[allow(clippy::too_many_arguments)]
+    /// Thread `tid` of `nthreads`, on NUMA node `node`.
     pub fn new(
         arena: &'a Arena,
         tid: usize,
         nthreads: usize,
         node: u32,
-        clock: Clock,
-        seed: u64,
-        spin: Spin,
-        work: WorkLoop,
+        config: EnvConfig,
     ) -> Self {
+        let seed = config.seed ^ (tid as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
         NativeEnv {
             arena,
             tid,
             nthreads,
             node,
-            clock,
-            rng: Cell::new(seed ^ (tid as u64).wrapping_mul(0xd1b5_4a32_d192_ed03)),
-            spin,
-            work,
+            clock: config.clock,
+            rng: Cell::new(SplitMix64::new(seed)),
+            spin: config.spin,
+            work: config.work,
             pauses: Cell::new(0),
             ticks: Cell::new(0),
             marks: None,
@@ -264,16 +264,13 @@ impl<'a> NativeEnv<'a> {
     /// A thread for tests and examples: real clock, node 0, seed = tid, yielding
     /// waits (safe when oversubscribed), uncalibrated `work`.
     pub fn for_test(arena: &'a Arena, tid: usize, nthreads: usize) -> Self {
-        Self::new(
-            arena,
-            tid,
-            nthreads,
-            0,
-            Clock::Real(Instant::now()),
-            tid as u64,
-            Spin::YieldAfter(64),
-            WorkLoop::uncalibrated(),
-        )
+        let config = EnvConfig {
+            clock: Clock::Real(Instant::now()),
+            seed: tid as u64,
+            spin: Spin::YieldAfter(64),
+            work: WorkLoop::uncalibrated(),
+        };
+        Self::new(arena, tid, nthreads, 0, config)
     }
 
     /// Override the node (virtual node maps in tests).
@@ -349,7 +346,10 @@ impl Env for NativeEnv<'_> {
     }
 
     fn random(&self) -> u64 {
-        splitmix(&self.rng)
+        let mut r = self.rng.get();
+        let v = r.next_u64();
+        self.rng.set(r);
+        v
     }
 
     #[inline]

@@ -1,15 +1,17 @@
 //! The native executor: real threads pinned to real CPUs, running the same lock and
 //! workload code as the simulator over [`NativeEnv`].
 //!
-//! [`run_point`] places the point's threads on the host's CPUs (`topology::place`),
-//! skips with a stated reason when the host is too small or pinning is impossible,
-//! pins each worker from inside itself (`sched_setaffinity(0, ..)`: threads inherit
-//! masks, so the coordinator is never pinned), starts all workers at a barrier, runs a
-//! warm-up and then the measured window, and summarises per-thread `ThreadStats` into
-//! a `RunRecord`. `Env::work` is a calibrated spin (`calibrate`), and the achieved
-//! durations go into the record next to the nominal ones. A noise gate (`noise`)
-//! judges each repetition from per-thread CPU/wall ratios and steal time, repeats a
-//! disturbed one up to `NativeOptions::noise_retries` times, then flags it.
+//! [`run_point`] picks the point's lock type once (`locks::with_lock`: the whole
+//! repetition is compiled for it), places the point's threads on the host's CPUs
+//! (`topology::place`), skips with a stated reason when the host is too small or
+//! pinning is impossible, pins each worker from inside itself
+//! (`sched_setaffinity(0, ..)`: threads inherit masks, so the coordinator is never
+//! pinned), starts all workers at a barrier, runs a warm-up and then the measured
+//! window, and summarises per-thread `ThreadStats` into a `RunRecord`. `Env::work` is
+//! a calibrated spin (`calibrate`), and the achieved durations go into the record next
+//! to the nominal ones. A noise gate (`noise`) judges each repetition from per-thread
+//! CPU/wall ratios and steal time, repeats a disturbed one up to
+//! `NativeOptions::noise_retries` times, then flags it.
 //!
 //! Wake-up placement points (`Workload::Wakeup`) run a calibration instead
 //! ([`wakeup`]): wake-up latency same-CPU vs cross-CPU and cache refill after a
@@ -27,12 +29,12 @@ pub mod wakeup;
 
 pub use arena::Arena;
 pub use calibrate::{work_loop, WorkLoop};
-pub use env::{block_on, thread_cpu_ns, Clock, NativeEnv, Spin};
+pub use env::{block_on, thread_cpu_ns, Clock, EnvConfig, NativeEnv, Spin};
 
 use crate::env::{Env, LineAlloc};
-use crate::locks::LocalState;
+use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{self, RunContext, ThreadStats, Window};
-use crate::workload;
+use crate::workload::{self, Locks, Shape};
 use env::CpuMarks;
 use locklab_model::plan::{Mode, Plan, Point, Workload};
 use locklab_model::records::RunRecord;
@@ -98,27 +100,22 @@ pub fn run_point_with_progress(
     progress: &dyn Fn(f64),
 ) -> RunRecord {
     let mut ctx = context(point, rep);
-    // Wake-up placement runs natively as a calibration of its own (`wakeup`).
-    if !matches!(point.workload, Workload::Wakeup(_)) {
-        if let Some(reason) = workload::native_skip_reason(&point.workload) {
-            return stats::skipped(&ctx, point.threads, reason);
-        }
-    }
     let map = match &opts.cpu_map {
         Some(m) => m.clone(),
         None => crate::host::cpu_map(),
     };
+    let job = Job {
+        point,
+        rep,
+        duration_ns,
+        warmup_ns,
+        opts,
+        map: &map,
+        progress,
+    };
+    // Wake-up placement runs natively as a calibration of its own (`wakeup`).
     if let Workload::Wakeup(spec) = &point.workload {
-        return wakeup::run_point(
-            point,
-            spec,
-            ctx,
-            duration_ns,
-            warmup_ns,
-            opts,
-            &map,
-            progress,
-        );
+        return wakeup::run_point(&job, spec, ctx);
     }
     let slots = match place(&point.placement, &map, point.threads) {
         Ok(s) => s,
@@ -130,11 +127,11 @@ pub fn run_point_with_progress(
         }
     }
     let wl = work_loop();
-    let (crit, outside) = workload::nominal_durations(&point.workload);
-    ctx.critical_nominal_ns = crit;
-    ctx.outside_nominal_ns = outside;
-    ctx.critical_achieved_ns = wl.achieved_ns(crit.round() as u64);
-    ctx.outside_achieved_ns = wl.achieved_ns(outside.round() as u64);
+    let shape = workload::shape(&point.workload, point.threads);
+    ctx.critical_nominal_ns = shape.critical_ns;
+    ctx.outside_nominal_ns = shape.outside_ns;
+    ctx.critical_achieved_ns = wl.achieved_ns(shape.critical_ns.round() as u64);
+    ctx.outside_achieved_ns = wl.achieved_ns(shape.outside_ns.round() as u64);
     ctx.extra
         .insert("work_iters_per_ns".into(), wl.iters_per_ns());
     ctx.extra.insert(
@@ -142,32 +139,27 @@ pub fn run_point_with_progress(
         if Clock::host().is_tsc() { 1.0 } else { 0.0 },
     );
 
+    let run = RunOnce {
+        job: &job,
+        slots: &slots,
+        work: wl,
+        shape: &shape,
+    };
     let mut attempt = 0;
     loop {
         let before = noise::Snapshot::take();
-        let out = match run_once(
-            point,
-            rep,
-            duration_ns,
-            warmup_ns,
-            opts,
-            &slots,
-            &map,
-            wl,
-            progress,
-        ) {
+        let out = match with_lock(&point.lock.algo, &run) {
             Ok(o) => o,
             Err(e) => return stats::skipped(&ctx, point.threads, e),
         };
         let after = noise::Snapshot::take();
-        let may_sleep = out.may_sleep;
         let judged = opts.gate.judge(
             &before,
             &after,
             &out.ratios,
             &out.preempted,
             duration_ns,
-            may_sleep,
+            out.may_sleep,
         );
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
@@ -177,6 +169,18 @@ pub fn run_point_with_progress(
         }
         attempt += 1;
     }
+}
+
+/// One repetition of a point, as the native executor runs it.
+pub(crate) struct Job<'a> {
+    pub point: &'a Point,
+    pub rep: u32,
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub opts: &'a NativeOptions,
+    /// The CPU table threads are placed on.
+    pub map: &'a CpuMap,
+    pub progress: &'a dyn Fn(f64),
 }
 
 fn context(point: &Point, rep: u32) -> RunContext {
@@ -215,24 +219,46 @@ struct WorkerResult {
     preempted: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_once(
-    point: &Point,
-    rep: u32,
-    duration_ns: u64,
-    warmup_ns: u64,
-    opts: &NativeOptions,
-    slots: &[ThreadSlot],
-    map: &CpuMap,
-    wl: WorkLoop,
-    progress: &dyn Fn(f64),
+/// One attempt at a lock point's repetition, generic over the lock type.
+struct RunOnce<'a> {
+    job: &'a Job<'a>,
+    slots: &'a [ThreadSlot],
+    work: WorkLoop,
+    shape: &'a Shape,
+}
+
+impl LockVisitor for &RunOnce<'_> {
+    type Output = Result<Outcome, String>;
+
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Self::Output {
+        run_once(self, make)
+    }
+}
+
+fn run_once<L: Lock>(
+    run: &RunOnce<'_>,
+    make: impl Fn(&mut LineAlloc, Site) -> L,
 ) -> Result<Outcome, String> {
+    let RunOnce {
+        job,
+        slots,
+        work: wl,
+        shape,
+    } = *run;
+    let Job {
+        point,
+        rep,
+        duration_ns,
+        warmup_ns,
+        opts,
+        map,
+        progress,
+    } = *job;
     let n = slots.len();
     let mut alloc = LineAlloc::new();
-    let locks = workload::build(point, &mut alloc);
+    let locks = Locks::build(shape, point.threads as usize, &mut alloc, make);
     let arena = Arena::new(alloc.count() as usize, locks.len());
-    let classes = workload::classes(&point.workload);
-    let class_refs: Vec<&str> = classes.iter().map(String::as_str).collect();
+    let class_refs: Vec<&str> = shape.classes.iter().map(String::as_str).collect();
     let may_sleep = locks.may_sleep();
     let clock = Clock::host();
     let go_ns = AtomicU64::new(0);
@@ -278,8 +304,13 @@ fn run_once(
                             start_ns: go + warmup_ns,
                             end_ns: go + total_ns,
                         };
-                        let mut env =
-                            NativeEnv::new(arena, tid, n, node, clock, seed, opts.spin, wl);
+                        let config = EnvConfig {
+                            clock,
+                            seed,
+                            spin: opts.spin,
+                            work: wl,
+                        };
+                        let mut env = NativeEnv::new(arena, tid, n, node, config);
                         env.marks = Some(CpuMarks {
                             start_ns: window.start_ns,
                             end_ns: window.end_ns,
@@ -367,8 +398,7 @@ mod tests {
     #[test]
     fn block_on_runs_a_native_lock() {
         let mut alloc = LineAlloc::new();
-        let lock =
-            crate::locks::AnyLock::new(&locklab_model::plan::LockAlgo::Ticket, &mut alloc, 1, 0);
+        let lock = crate::locks::ticket::Ticket::new(&mut alloc, Site { id: 0, nthreads: 1 });
         let arena = Arena::new(alloc.count() as usize, 1);
         let env = NativeEnv::for_test(&arena, 0, 1);
         let mut local = LocalState::new(0, 1);

@@ -1,4 +1,5 @@
-//! Native calibration for wake-up placement points (`Workload::Wakeup`).
+//! The native executor of the wake-up placement workload (`crate::workload::wakeup`):
+//! a calibration.
 //!
 //! A 2-core host cannot run the scheduler experiment itself, so natively a wake-up
 //! point measures the two costs the simulator's model charges:
@@ -7,7 +8,7 @@
 //!   `std::thread::park`/`Thread::unpark` (a futex on Linux: the wakee really sleeps
 //!   in `futex_wait` and the waker issues `futex_wake`). The waker stamps the clock
 //!   just before `unpark`; the wakee reads it as soon as `park` returns with its turn.
-//!   Both threads record each wake-up they receive as a wait of class `wakeup` in
+//!   Both threads record each wake-up they receive as a wait of the workload's class in
 //!   their `ThreadStats`, so `wait_p50_ns`/`wait_p99_ns` and the per-thread rows are
 //!   the wake-up latency, and `throughput_ops_s` is wake-ups per second. The point's
 //!   placement (its first two CPUs, e.g. `[0, 0]` or `[0, 1]`) is the *primary*
@@ -34,32 +35,29 @@
 //! (`involuntary_switches_max`), not judged.
 
 use super::env::{involuntary_switches, thread_cpu_ns, Clock};
-use super::{noise, pin, NativeOptions};
+use super::{noise, pin, Job, NativeOptions};
 use crate::stats::{self, RunContext, ThreadStats, Window};
+use crate::workload::wakeup::{self, LINE_BYTES};
 use hdrhistogram::Histogram;
-use locklab_model::plan::{Point, WakeupSpec};
+use locklab_model::plan::WakeupSpec;
 use locklab_model::records::RunRecord;
-use locklab_model::topology::{place, CpuMap};
+use locklab_model::topology::place;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-/// Bytes per cache line assumed by the refill passes.
-const LINE: usize = 64;
-
 /// Run one repetition of a wake-up point natively (see the module docs).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_point(
-    point: &Point,
-    spec: &WakeupSpec,
-    mut ctx: RunContext,
-    duration_ns: u64,
-    warmup_ns: u64,
-    opts: &NativeOptions,
-    map: &CpuMap,
-    progress: &dyn Fn(f64),
-) -> RunRecord {
+pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -> RunRecord {
+    let Job {
+        point,
+        duration_ns,
+        warmup_ns,
+        opts,
+        map,
+        progress,
+        ..
+    } = *job;
     if map.len() < 2 {
         return stats::skipped(
             &ctx,
@@ -138,8 +136,12 @@ pub(super) fn run_point(
                 (&out.secondary, &out.primary)
             };
             let e = &mut ctx.extra;
-            e.insert("wake_latency_p50_ns".into(), quantile(&out.primary, 0.5));
-            e.insert("wake_latency_p99_ns".into(), quantile(&out.primary, 0.99));
+            wakeup::record_latency(
+                e,
+                quantile(&out.primary, 0.5),
+                quantile(&out.primary, 0.99),
+                out.primary.len(),
+            );
             e.insert("wake_latency_same_cpu_p50_ns".into(), quantile(same, 0.5));
             e.insert("wake_latency_same_cpu_p99_ns".into(), quantile(same, 0.99));
             e.insert("wake_latency_cross_cpu_p50_ns".into(), quantile(cross, 0.5));
@@ -147,7 +149,6 @@ pub(super) fn run_point(
                 "wake_latency_cross_cpu_p99_ns".into(),
                 quantile(cross, 0.99),
             );
-            e.insert("wakeups".into(), out.primary.len() as f64);
             e.insert(
                 "wakeups_other_arrangement".into(),
                 out.secondary.len() as f64,
@@ -317,8 +318,13 @@ fn run_once(
                             start_ns: go + warm_end,
                             end_ns: go + prim_end,
                         };
-                        let mut stats =
-                            ThreadStats::new(first_cpu, cpus.nodes[me], window, &["wakeup"], 0);
+                        let mut stats = ThreadStats::new(
+                            first_cpu,
+                            cpus.nodes[me],
+                            window,
+                            &[wakeup::CLASS],
+                            0,
+                        );
                         let mut primary = new_hist();
                         let mut secondary = new_hist();
                         if abort.load(Ordering::SeqCst) {
@@ -433,8 +439,8 @@ fn refill(
     clock: Clock,
     end_ns: u64,
 ) -> Result<Refill, String> {
-    let lines = (bytes as usize).div_ceil(LINE).max(1);
-    let words = LINE / std::mem::size_of::<u64>();
+    let lines = (wakeup::lines(bytes) as usize).max(1);
+    let words = LINE_BYTES as usize / std::mem::size_of::<u64>();
     let mut buf = vec![0u64; lines * words];
     if !pin {
         return Ok(Refill {

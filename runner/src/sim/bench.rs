@@ -6,12 +6,12 @@
 //! v15), each simulated for 200 ms of virtual time.
 
 use super::lockrun;
-use super::{rep_seed, SimConfig};
+use super::{rep_seed, Job, SimConfig, SimModel};
 use locklab_model::plan::{
     CnaParams, CnaVariant, Costs, Dist, LockAlgo, LockSpec, Machine, Placement, PlacementKind,
     Point, Workload,
 };
-use locklab_model::topology::{place, CpuMap};
+use locklab_model::topology::place;
 use std::time::Instant;
 
 /// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
@@ -93,8 +93,16 @@ impl Speed {
 
 /// Simulate `point` for `virtual_ns` (no warm-up) on `m` and time it (best of three).
 pub fn measure(label: &str, m: &Machine, point: &Point, virtual_ns: u64) -> Speed {
-    let map = CpuMap::from_machine(m);
-    let slots = place(&point.placement, &map, point.threads).expect("the point fits the model");
+    let model = SimModel::of_machine(m);
+    let slots =
+        place(&point.placement, &model.map, point.threads).expect("the point fits the model");
+    let job = Job {
+        point,
+        model: &model,
+        warmup_ns: 0,
+        duration_ns: virtual_ns,
+        seed: rep_seed(point.seed, 0),
+    };
     // Best of three: the machine may be shared, and the minimum is the least disturbed.
     let mut wall_s = f64::INFINITY;
     let mut cpu_s = f64::INFINITY;
@@ -102,16 +110,7 @@ pub fn measure(label: &str, m: &Machine, point: &Point, virtual_ns: u64) -> Spee
     for _ in 0..3 {
         let c0 = thread_cpu_s();
         let t0 = Instant::now();
-        let r = lockrun::simulate(
-            point,
-            &map,
-            &m.costs,
-            &slots,
-            virtual_ns,
-            0,
-            rep_seed(point.seed, 0),
-            &SimConfig::default(),
-        );
+        let r = lockrun::simulate(&job, &slots, &SimConfig::default());
         wall_s = wall_s.min(t0.elapsed().as_secs_f64());
         cpu_s = cpu_s.min(thread_cpu_s() - c0);
         raw = Some(r);

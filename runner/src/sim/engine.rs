@@ -18,8 +18,8 @@
 //! the re-poll of its future.
 
 use super::coherence::{Fabric, Kind, Memory, NONE};
-use super::rng::SplitMix64;
 use crate::env::{Addr, Env, Word};
+use crate::rng::SplitMix64;
 use locklab_model::plan::Costs;
 use locklab_model::topology::{CpuMap, ThreadSlot};
 use std::cell::{Cell, RefCell};

@@ -4,19 +4,13 @@
 //! Lock algorithms and workloads are the shared `async` code over [`crate::env::Env`];
 //! here each simulated thread is one of those futures, driven by [`engine::Machine`]
 //! (no OS threads, no real time). Every memory operation is priced by the per-line
-//! coherence model of [`coherence`]: owner, sharers, busy-until, watchers. The
-//! scheduler seed's wake-up placement workload is a separate CFS-like model
-//! ([`sched`]).
+//! coherence model of [`coherence`]: owner, sharers, busy-until, watchers
+//! (`lockrun` runs a point's lock workload). The wake-up placement workload runs on a
+//! separate CFS-like scheduler model ([`sched`]).
 //!
 //! Entry points: [`run_point`] runs one point × repetition and returns its
 //! [`RunRecord`]; [`run_points`] runs many in parallel (rayon, one point per task,
 //! never inside a point) and returns them in input order.
-//!
-//! ```
-//! use locklab_runner::sim::rng::mix;
-//! // A repetition's seed: the same for a given point seed and rep, on any machine.
-//! assert_eq!(mix(42, 0), mix(42, 0));
-//! ```
 //!
 //! Architecture Invariant: the simulator is deterministic. Same plan, point, rep and
 //! durations ⇒ byte-identical records, whatever `--jobs` is: the only order is the
@@ -27,13 +21,12 @@
 //! (or, if detection finds nothing, one socket of `available_parallelism()` cores, one
 //! NUMA node, no SMT) with the costs the file gives, else [`HOST_DEFAULT_COSTS`]. Such
 //! records are reproducible on the same host only. Callers with another CPU table pass
-//! it to [`run_point_on`].
+//! it to [`run_point_on`] in a [`SimModel`].
 
 pub mod bench;
 pub(crate) mod coherence;
 pub mod engine;
 mod lockrun;
-pub mod rng;
 pub mod sched;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -44,6 +37,7 @@ pub use coherence::MAX_THREADS;
 pub use engine::{Machine, Outcome, SimConfig, SimEnv};
 
 use crate::stats::{self, RunContext};
+use crate::workload;
 use locklab_model::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
 use locklab_model::records::RunRecord;
 use locklab_model::topology::{place, CpuMap};
@@ -60,15 +54,39 @@ pub const HOST_DEFAULT_COSTS: Costs = Costs {
     atomic_ns: 5,
 };
 
-/// The CPU table and costs the simulator uses for a topology.
-pub fn model_of(topology: &Topology) -> (CpuMap, Costs, Option<MachineSpec>) {
+/// The machine a point is simulated on: its CPU table, its transfer costs, and the
+/// machine description when there is one (cache sizes and the frequency for the
+/// scheduler model).
+#[derive(Debug, Clone)]
+pub struct SimModel {
+    pub map: CpuMap,
+    pub costs: Costs,
+    pub spec: Option<MachineSpec>,
+}
+
+impl SimModel {
+    pub fn of_machine(m: &MachineSpec) -> SimModel {
+        SimModel {
+            map: CpuMap::from_machine(m),
+            costs: m.costs.clone(),
+            spec: Some(m.clone()),
+        }
+    }
+}
+
+/// The model the simulator uses for a topology.
+pub fn model_of(topology: &Topology) -> SimModel {
     match topology {
-        Topology::Machine(m) => (CpuMap::from_machine(m), m.costs.clone(), Some(m.clone())),
+        Topology::Machine(m) => SimModel::of_machine(m),
         Topology::Host { costs } => {
             let costs = costs.clone().unwrap_or(HOST_DEFAULT_COSTS);
             let detected = crate::host::cpu_map();
             if !detected.is_empty() {
-                return (detected, costs, None);
+                return SimModel {
+                    map: detected,
+                    costs,
+                    spec: None,
+                };
             }
             let cores = std::thread::available_parallelism()
                 .map(|n| n.get() as u32)
@@ -80,19 +98,31 @@ pub fn model_of(topology: &Topology) -> (CpuMap, Costs, Option<MachineSpec>) {
                 smt: 1,
                 nodes_per_socket: 1,
                 llcs_per_socket: 1,
-                costs: costs.clone(),
+                costs,
                 l2_bytes: None,
                 llc_bytes: None,
                 freq_hz: None,
             };
-            (CpuMap::from_machine(&m), costs, Some(m))
+            SimModel::of_machine(&m)
         }
     }
 }
 
 /// The seed of repetition `rep` of a point.
 pub fn rep_seed(point_seed: u64, rep: u32) -> u64 {
-    rng::mix(point_seed, rep as u64)
+    crate::rng::mix(point_seed, rep as u64)
+}
+
+/// One point × repetition to simulate.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Job<'a> {
+    pub point: &'a Point,
+    pub model: &'a SimModel,
+    /// Virtual time discarded first, then measured.
+    pub warmup_ns: u64,
+    pub duration_ns: u64,
+    /// The repetition's seed ([`rep_seed`]).
+    pub seed: u64,
 }
 
 /// Run one point × repetition: `warmup_ns` of virtual time discarded, then
@@ -104,35 +134,30 @@ pub fn run_point(
     duration_ns: u64,
     warmup_ns: u64,
 ) -> RunRecord {
-    let (map, costs, spec) = model_of(&plan.topology);
-    run_point_on(
-        point,
-        rep,
-        duration_ns,
-        warmup_ns,
-        &map,
-        &costs,
-        spec.as_ref(),
-    )
+    let model = model_of(&plan.topology);
+    run_point_on(point, rep, duration_ns, warmup_ns, &model)
 }
 
-/// [`run_point`] on an explicit CPU table and costs (e.g. the detected host).
-/// `spec` supplies cache sizes and the frequency for the scheduler model.
+/// [`run_point`] on an explicit model (e.g. the detected host).
 pub fn run_point_on(
     point: &Point,
     rep: u32,
     duration_ns: u64,
     warmup_ns: u64,
-    map: &CpuMap,
-    costs: &Costs,
-    spec: Option<&MachineSpec>,
+    model: &SimModel,
 ) -> RunRecord {
-    let seed = rep_seed(point.seed, rep);
-    let ctx = context(point, rep, seed, spec);
+    let job = Job {
+        point,
+        model,
+        warmup_ns,
+        duration_ns,
+        seed: rep_seed(point.seed, rep),
+    };
+    let ctx = context(&job, rep);
     if let Workload::Wakeup(w) = &point.workload {
-        return sched::run(&ctx, w, point, map, spec, duration_ns, warmup_ns, seed);
+        return sched::run(&ctx, &job, w);
     }
-    let slots = match place(&point.placement, map, point.threads) {
+    let slots = match place(&point.placement, &model.map, point.threads) {
         Ok(s) => s,
         Err(reason) => return stats::skipped(&ctx, point.threads, reason),
     };
@@ -143,7 +168,7 @@ pub fn run_point_on(
             format!("the simulator handles at most {MAX_THREADS} threads"),
         );
     }
-    lockrun::run(ctx, point, map, costs, &slots, duration_ns, warmup_ns, seed)
+    lockrun::run(ctx, &job, &slots)
 }
 
 /// Run `jobs` (point index, rep) on a local pool of `threads` workers; results come
@@ -157,17 +182,9 @@ pub fn run_points(
     on_done: &(dyn Fn(&RunRecord) + Sync),
 ) -> Vec<RunRecord> {
     use rayon::prelude::*;
-    let (map, costs, spec) = model_of(&plan.topology);
+    let model = model_of(&plan.topology);
     let one = |&(i, rep): &(usize, u32)| {
-        let r = run_point_on(
-            &plan.points[i],
-            rep,
-            duration_ns,
-            warmup_ns,
-            &map,
-            &costs,
-            spec.as_ref(),
-        );
+        let r = run_point_on(&plan.points[i], rep, duration_ns, warmup_ns, &model);
         on_done(&r);
         r
     };
@@ -181,15 +198,17 @@ pub fn run_points(
     }
 }
 
-fn context(point: &Point, rep: u32, seed: u64, spec: Option<&MachineSpec>) -> RunContext {
-    let (crit, out) = crate::workload::nominal_durations(&point.workload);
+fn context(job: &Job<'_>, rep: u32) -> RunContext {
+    let point = job.point;
+    let shape = workload::shape(&point.workload, point.threads);
+    let (crit, out) = (shape.critical_ns, shape.outside_ns);
     let virtual_nodes = point.placement.virtual_nodes.is_some();
     RunContext {
         point: point.index as u32,
         point_id: point.id.clone(),
         mode: Mode::Sim,
         rep,
-        seed,
+        seed: job.seed,
         lock: point.lock.name.clone(),
         lock_algo: point.lock.algo.kind_name().to_string(),
         workload: point.workload.kind_name().to_string(),
@@ -199,7 +218,7 @@ fn context(point: &Point, rep: u32, seed: u64, spec: Option<&MachineSpec>) -> Ru
         outside_nominal_ns: out,
         outside_achieved_ns: out,
         noise: "sim".into(),
-        node_distance: match spec {
+        node_distance: match &job.model.spec {
             Some(m) if !virtual_nodes => node_distance_fn(m.nodes_per_socket),
             _ => stats::default_node_distance,
         },

@@ -2,8 +2,8 @@
 //! hand-computed costs independently of the shared lock code.
 
 use super::engine::{Machine, SimConfig};
-use super::rng::mix;
 use crate::env::{Addr, Env, LineAlloc};
+use crate::rng::mix;
 use crate::stats::{ThreadStats, Window};
 use locklab_model::plan::{Costs, Machine as Spec, Placement, PlacementKind};
 use locklab_model::topology::{place, CpuMap, ThreadSlot};
@@ -162,24 +162,26 @@ pub struct Obs {
     pub order: std::cell::RefCell<Vec<u32>>,
 }
 
-/// One thread of a single hot lock: acquire, store to `lines` data lines, work
-/// `cs`, release, work `outside`; records into `stats` like the real workload.
-#[allow(clippy::too_many_arguments)]
-pub async fn single_loop<E: Env>(
-    e: &E,
-    lock: TestLock,
-    data: u32,
-    lines: u32,
-    cs: u64,
-    outside: u64,
-    end: u64,
-    stats: &mut ThreadStats,
-    obs: &Obs,
-) {
-    while e.now() < end {
+/// One thread's loop over a test lock (see [`single_loop`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Loop {
+    pub lock: TestLock,
+    /// First of the `lines` data lines written inside.
+    pub data: u32,
+    pub lines: u32,
+    pub cs: u64,
+    pub outside: u64,
+    /// Stop at this time.
+    pub end: u64,
+}
+
+/// One thread of a single hot lock: acquire, store to the data lines, work `cs`,
+/// release, work `outside`; records into `stats` like the real workload.
+pub async fn single_loop<E: Env>(e: &E, l: Loop, stats: &mut ThreadStats, obs: &Obs) {
+    while e.now() < l.end {
         let t0 = e.now();
         let arrival = e.grants(0);
-        lock.acquire(e).await;
+        l.lock.acquire(e).await;
         let g = e.now();
         let (before, from) = e.note_grant(0);
         if obs.inside.get() != 0 {
@@ -192,14 +194,14 @@ pub async fn single_loop<E: Env>(
             obs.handoffs.set(obs.handoffs.get() + 1);
         }
         obs.order.borrow_mut().push(e.tid() as u32);
-        for i in 0..lines {
-            e.store(Addr::new(data + i, 0), g, Relaxed).await;
+        for i in 0..l.lines {
+            e.store(Addr::new(l.data + i, 0), g, Relaxed).await;
         }
-        e.work(cs).await;
+        e.work(l.cs).await;
         obs.inside.set(0);
-        lock.release(e, |t| obs.last_release.set(t)).await;
+        l.lock.release(e, |t| obs.last_release.set(t)).await;
         stats.record_acquire(0, g, g - t0, before - arrival, from);
-        e.work(outside).await;
+        e.work(l.outside).await;
     }
 }
 
@@ -212,54 +214,65 @@ pub struct SingleResult {
     pub outcome: super::Outcome,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn run_single(
-    m: &Spec,
-    placement: PlacementKind,
-    threads: u32,
-    kind: Kind,
-    lines: u32,
-    cs: u64,
-    outside: u64,
-    warmup: u64,
-    duration: u64,
-    seed: u64,
-) -> SingleResult {
-    let sl = slots(m, placement, threads);
-    let mut alloc = LineAlloc::new();
-    let lock = TestLock::new(kind, &mut alloc, threads);
-    let data = alloc.lines(lines.max(1));
-    let mach = machine(m, &sl, alloc.count(), seed);
-    let w = Window {
-        start_ns: warmup,
-        end_ns: warmup + duration,
-    };
-    let mut stats: Vec<ThreadStats> =
-        sl.1.iter()
-            .map(|s| ThreadStats::new(s.cpu as u32, s.node, w, &["lock"], 0))
-            .collect();
-    let obs = Obs::default();
-    let envs: Vec<_> = (0..threads as usize).map(|i| mach.env(i)).collect();
-    let outcome = {
-        let mut futs: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = envs
-            .iter()
-            .zip(stats.iter_mut())
-            .map(|(e, st)| {
-                Box::pin(single_loop(
-                    e, lock, data, lines, cs, outside, w.end_ns, st, &obs,
-                )) as Pin<Box<dyn Future<Output = ()>>>
-            })
-            .collect();
-        mach.run(&mut futs, w.end_ns)
-    };
-    let per_thread: Vec<u64> = stats.iter().map(|s| s.total_acquisitions()).collect();
-    SingleResult {
-        acquisitions: per_thread.iter().sum(),
-        per_thread,
-        mean_handoff_ns: obs.handoff_sum.get() as f64 / obs.handoffs.get().max(1) as f64,
-        violations: obs.violations.get(),
-        order: obs.order.take(),
-        outcome,
+/// A single hot test lock: `threads` threads placed by `placement`, each running
+/// [`single_loop`] for `warmup + duration`, recording after `warmup`.
+#[derive(Debug, Clone)]
+pub struct Single {
+    pub placement: PlacementKind,
+    pub threads: u32,
+    pub kind: Kind,
+    pub lines: u32,
+    pub cs: u64,
+    pub outside: u64,
+    pub warmup: u64,
+    pub duration: u64,
+    pub seed: u64,
+}
+
+impl Single {
+    pub fn run(&self, m: &Spec) -> SingleResult {
+        let sl = slots(m, self.placement.clone(), self.threads);
+        let mut alloc = LineAlloc::new();
+        let lock = TestLock::new(self.kind, &mut alloc, self.threads);
+        let data = alloc.lines(self.lines.max(1));
+        let mach = machine(m, &sl, alloc.count(), self.seed);
+        let w = Window {
+            start_ns: self.warmup,
+            end_ns: self.warmup + self.duration,
+        };
+        let mut stats: Vec<ThreadStats> =
+            sl.1.iter()
+                .map(|s| ThreadStats::new(s.cpu as u32, s.node, w, &["lock"], 0))
+                .collect();
+        let obs = Obs::default();
+        let envs: Vec<_> = (0..self.threads as usize).map(|i| mach.env(i)).collect();
+        let l = Loop {
+            lock,
+            data,
+            lines: self.lines,
+            cs: self.cs,
+            outside: self.outside,
+            end: w.end_ns,
+        };
+        let outcome = {
+            let mut futs: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = envs
+                .iter()
+                .zip(stats.iter_mut())
+                .map(|(e, st)| {
+                    Box::pin(single_loop(e, l, st, &obs)) as Pin<Box<dyn Future<Output = ()>>>
+                })
+                .collect();
+            mach.run(&mut futs, w.end_ns)
+        };
+        let per_thread: Vec<u64> = stats.iter().map(|s| s.total_acquisitions()).collect();
+        SingleResult {
+            acquisitions: per_thread.iter().sum(),
+            per_thread,
+            mean_handoff_ns: obs.handoff_sum.get() as f64 / obs.handoffs.get().max(1) as f64,
+            violations: obs.violations.get(),
+            order: obs.order.take(),
+            outcome,
+        }
     }
 }
 

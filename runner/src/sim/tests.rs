@@ -54,18 +54,18 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_round_trip() {
 fn ttas_handoff_grows_with_the_number_of_spinners() {
     let m = spec(1, 32, 1, 10, 50, 190);
     let handoff = |k: u32| {
-        let r = run_single(
-            &m,
-            PlacementKind::Compact,
-            k + 1,
-            Kind::Ttas,
-            0,
-            2_000,
-            0,
-            50_000,
-            500_000,
-            7,
-        );
+        let r = Single {
+            placement: PlacementKind::Compact,
+            threads: k + 1,
+            kind: Kind::Ttas,
+            lines: 0,
+            cs: 2_000,
+            outside: 0,
+            warmup: 50_000,
+            duration: 500_000,
+            seed: 7,
+        }
+        .run(&m);
         assert_eq!(r.violations, 0);
         r.mean_handoff_ns
     };
@@ -87,32 +87,32 @@ fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
     for threads in [4, 16] {
         // Scatter: consecutive threads on different sockets, FIFO order keeps
         // hand-offs mostly remote; one socket (compact, 4 threads): all at 50 ns.
-        let r = run_single(
-            &m,
-            PlacementKind::Compact,
-            threads.min(4),
-            Kind::Mcs,
-            2,
-            300,
-            0,
-            20_000,
-            200_000,
-            3,
-        );
+        let r = Single {
+            placement: PlacementKind::Compact,
+            threads: threads.min(4),
+            kind: Kind::Mcs,
+            lines: 2,
+            cs: 300,
+            outside: 0,
+            warmup: 20_000,
+            duration: 200_000,
+            seed: 3,
+        }
+        .run(&m);
         assert_eq!(r.violations, 0);
         assert_eq!(r.mean_handoff_ns, 50.0);
-        let r = run_single(
-            &m,
-            PlacementKind::Scatter,
+        let r = Single {
+            placement: PlacementKind::Scatter,
             threads,
-            Kind::Mcs,
-            2,
-            300,
-            0,
-            20_000,
-            200_000,
-            3,
-        );
+            kind: Kind::Mcs,
+            lines: 2,
+            cs: 300,
+            outside: 0,
+            warmup: 20_000,
+            duration: 200_000,
+            seed: 3,
+        }
+        .run(&m);
         assert_eq!(r.violations, 0);
         // FIFO over threads on distinct sockets in turn: every hand-off is remote.
         assert!(
@@ -132,18 +132,18 @@ fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
 fn fifo_lock_throughput_at_saturation() {
     let m = spec(1, 8, 1, 10, 50, 190);
     let (cs, lines) = (500, 2);
-    let r = run_single(
-        &m,
-        PlacementKind::Compact,
-        8,
-        Kind::Mcs,
+    let r = Single {
+        placement: PlacementKind::Compact,
+        threads: 8,
+        kind: Kind::Mcs,
         lines,
         cs,
-        100,
-        20_000,
-        1_000_000,
-        11,
-    );
+        outside: 100,
+        warmup: 20_000,
+        duration: 1_000_000,
+        seed: 11,
+    }
+    .run(&m);
     assert_eq!(r.violations, 0);
     let period = 1_000_000.0 / r.acquisitions as f64;
     let expect = (cs + 50 + lines as u64 * 50) as f64;
@@ -170,18 +170,18 @@ fn fifo_lock_throughput_at_saturation() {
 fn ticket_collapses_where_mcs_does_not() {
     let m = spec(2, 8, 1, 10, 50, 190);
     let run = |kind| {
-        run_single(
-            &m,
-            PlacementKind::Scatter,
-            16,
+        Single {
+            placement: PlacementKind::Scatter,
+            threads: 16,
             kind,
-            1,
-            200,
-            0,
-            20_000,
-            400_000,
-            5,
-        )
+            lines: 1,
+            cs: 200,
+            outside: 0,
+            warmup: 20_000,
+            duration: 400_000,
+            seed: 5,
+        }
+        .run(&m)
         .acquisitions
     };
     let (t, mcs) = (run(Kind::Ticket), run(Kind::Mcs));
@@ -191,30 +191,30 @@ fn ticket_collapses_where_mcs_does_not() {
 #[test]
 fn same_seed_same_history_and_seeds_change_random_numbers() {
     let m = spec(2, 4, 2, 10, 50, 190);
-    let a = run_single(
-        &m,
-        PlacementKind::WillItScale,
-        12,
-        Kind::Ttas,
-        2,
-        90,
-        300,
-        5_000,
-        100_000,
-        9,
-    );
-    let b = run_single(
-        &m,
-        PlacementKind::WillItScale,
-        12,
-        Kind::Ttas,
-        2,
-        90,
-        300,
-        5_000,
-        100_000,
-        9,
-    );
+    let a = Single {
+        placement: PlacementKind::WillItScale,
+        threads: 12,
+        kind: Kind::Ttas,
+        lines: 2,
+        cs: 90,
+        outside: 300,
+        warmup: 5_000,
+        duration: 100_000,
+        seed: 9,
+    }
+    .run(&m);
+    let b = Single {
+        placement: PlacementKind::WillItScale,
+        threads: 12,
+        kind: Kind::Ttas,
+        lines: 2,
+        cs: 90,
+        outside: 300,
+        warmup: 5_000,
+        duration: 100_000,
+        seed: 9,
+    }
+    .run(&m);
     assert_eq!(a.order, b.order);
     assert_eq!(a.per_thread, b.per_thread);
     assert_eq!(a.outcome, b.outcome);
@@ -292,33 +292,28 @@ fn every_lock_algorithm_runs_simulated() {
     use super::run_point;
     use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
     let m = spec(2, 4, 2, 10, 50, 190);
-    let algos = vec![
-        LockAlgo::Tas,
-        LockAlgo::Ttas { backoff: None },
+    // The catalogue, plus backoff and CNA thresholds short enough to act in 400 us.
+    let cna = |variant, shuffle_skip_prob| {
+        LockAlgo::Cna(CnaParams {
+            threshold_ns: 50_000,
+            variant,
+            shuffle_skip_prob,
+        })
+    };
+    let mut algos: Vec<LockAlgo> = crate::locks::catalogue()
+        .into_iter()
+        .map(|(_, a)| a)
+        .collect();
+    algos.extend([
         LockAlgo::Ttas {
             backoff: Some(Backoff {
                 min_ns: 50,
                 max_ns: 2_000,
             }),
         },
-        LockAlgo::Ticket,
-        LockAlgo::Mcs,
-        LockAlgo::Clh,
-        LockAlgo::Qspinlock,
-        LockAlgo::Cna(CnaParams {
-            threshold_ns: 50_000,
-            variant: CnaVariant::V14,
-            shuffle_skip_prob: 0.5,
-        }),
-        LockAlgo::Cna(CnaParams {
-            threshold_ns: 50_000,
-            variant: CnaVariant::V15,
-            shuffle_skip_prob: 0.0,
-        }),
-        LockAlgo::Std,
-        LockAlgo::ParkingLot,
-        LockAlgo::Pthread,
-    ];
+        cna(CnaVariant::V14, 0.5),
+        cna(CnaVariant::V15, 0.0),
+    ]);
     let points = algos.into_iter().map(|a| lock2_point(a, 16, 3)).collect();
     let plan = plan_of(&m, points);
     for p in &plan.points {
@@ -349,152 +344,6 @@ fn points_that_do_not_fit_the_model_are_skipped_with_a_reason() {
     let r = run_point(&plan, &plan.points[0], 0, 10_000, 0);
     assert!(r.point.skipped.as_deref().unwrap().contains("needs 5 CPUs"));
     assert!(r.point.throughput_ops_s.is_nan());
-}
-
-mod sched_model {
-    use super::super::run_point;
-    use crate::sim::testkit::{plan_of, spec};
-    use locklab_model::plan::{
-        Dist, LockAlgo, LockSpec, Placement, PlacementKind, PlacementPolicy, Point, SchedParams,
-        WakeupScenario, WakeupSpec, Workload,
-    };
-
-    fn x5570() -> locklab_model::plan::Machine {
-        let mut m = spec(2, 4, 2, 7, 37, 74);
-        m.l2_bytes = Some(256 << 10);
-        m.llc_bytes = Some(8 << 20);
-        m
-    }
-
-    fn point(policy: PlacementPolicy, scenario: WakeupScenario, hogs: u32, ws: u64) -> Point {
-        let trade = scenario == WakeupScenario::Trade;
-        let spec = WakeupSpec {
-            policy,
-            scenario,
-            // Messaging: VolanoMark's 10 rooms of 20 users, 4 threads per user.
-            workers: if trade { 8 } else { 800 },
-            worker_weight: if trade { 8192 } else { 1024 },
-            hogs,
-            hog_groups: 4,
-            hog_group_weight: 1024,
-            burst: if trade {
-                Dist::Exp { mean_ns: 100_000 }
-            } else {
-                Dist::Uniform {
-                    lo_ns: 20_000,
-                    hi_ns: 50_000,
-                }
-            },
-            sleep: Dist::Exp {
-                mean_ns: if trade { 300_000 } else { 50_000 },
-            },
-            working_set_bytes: ws,
-            sched: SchedParams {
-                wakeup_granularity_ns: 4_000_000,
-                latency_ns: 24_000_000,
-                min_slice_ns: 3_000_000,
-                migration_cost_ns: 500_000,
-                idle_exit_ns: 3_000,
-                smt_corun_factor: 0.6,
-            },
-        };
-        Point {
-            index: 0,
-            id: "wakeup".into(),
-            axes: Default::default(),
-            seed: 3,
-            threads: spec.workers,
-            lock: LockSpec {
-                name: "q".into(),
-                algo: LockAlgo::Qspinlock,
-                axis: None,
-                params: vec![],
-            },
-            workload: Workload::Wakeup(spec),
-            placement: Placement {
-                policy: PlacementKind::Compact,
-                virtual_nodes: None,
-            },
-            modes: vec![],
-        }
-    }
-
-    fn run(p: Point) -> locklab_model::plan::Plan {
-        plan_of(&x5570(), vec![p])
-    }
-
-    fn measure(p: Point) -> (f64, f64, locklab_model::records::RunRecord) {
-        let plan = run(p);
-        let r = run_point(&plan, &plan.points[0], 0, 400_000_000, 50_000_000);
-        assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
-        (
-            r.point.throughput_ops_s,
-            r.point.extra["migrations_per_wakeup"],
-            r,
-        )
-    }
-
-    /// Trade beside 16 hogs: the old policy stacks the workers on the NIC CPU (no core
-    /// is ever fully idle), the patch spreads them and migrates more; without hogs
-    /// both find idle cores and perform alike.
-    #[test]
-    fn trade_gains_from_the_patch_only_beside_hogs() {
-        use PlacementPolicy::{Old, Patched};
-        use WakeupScenario::Trade;
-        let (old16, mig_old, r) = measure(point(Old, Trade, 16, 256 << 10));
-        let (new16, mig_new, _) = measure(point(Patched, Trade, 16, 256 << 10));
-        assert!(new16 / old16 >= 1.5, "gain {}", new16 / old16);
-        assert!(mig_new > mig_old, "{mig_new} vs {mig_old}");
-        let (old0, _, _) = measure(point(Old, Trade, 0, 256 << 10));
-        let (new0, _, _) = measure(point(Patched, Trade, 0, 256 << 10));
-        assert!((0.9..=1.1).contains(&(new0 / old0)), "gain {}", new0 / old0);
-        // Wake-up latency is recorded per worker, class "wakeup".
-        assert_eq!(r.threads.len(), 8);
-        assert!(r.threads.iter().all(|t| t.class == "wakeup"));
-        assert!(r.point.extra["wake_latency_p99_ns"] >= r.point.extra["wake_latency_p50_ns"]);
-    }
-
-    /// Messaging (800 threads on 16 CPUs): the patch moves wakees off the waker's
-    /// core, where the message is in L2, so it refills more per burst and loses
-    /// throughput at 128 KiB; the loss is gone at 4 KiB.
-    #[test]
-    fn messaging_pays_for_migrations_with_a_large_working_set() {
-        use PlacementPolicy::{Old, Patched};
-        use WakeupScenario::Messaging;
-        let ratio = |ws| {
-            let (o, mo, ro) = measure(point(Old, Messaging, 0, ws));
-            let (n, mn, rn) = measure(point(Patched, Messaging, 0, ws));
-            assert!(mn > mo, "{mn} vs {mo}");
-            let refill =
-                |r: &locklab_model::records::RunRecord| r.point.extra["refill_per_burst_ns"];
-            assert!(
-                refill(&rn) >= refill(&ro),
-                "{} vs {}",
-                refill(&rn),
-                refill(&ro)
-            );
-            n / o
-        };
-        let (small, large) = (ratio(4 << 10), ratio(128 << 10));
-        assert!(small >= 0.98, "{small}");
-        assert!(large < small, "{large} vs {small}");
-        assert!(large < 0.95, "{large}");
-    }
-
-    #[test]
-    fn the_scheduler_model_is_deterministic() {
-        let p = point(
-            PlacementPolicy::Patched,
-            WakeupScenario::Trade,
-            8,
-            128 << 10,
-        );
-        let plan = run(p);
-        let a = run_point(&plan, &plan.points[0], 0, 50_000_000, 5_000_000);
-        let b = run_point(&plan, &plan.points[0], 0, 50_000_000, 5_000_000);
-        assert_eq!(format!("{a:?}"), format!("{b:?}"));
-        assert!(a.point.ops > 100);
-    }
 }
 
 /// `swap_masked` is one RMW and `store_masked` one store, whatever the contention: 8

@@ -17,13 +17,35 @@
 //! its acquisitions (the first and every retake), hold = the sum of its holds, bypass
 //! and hand-off node from the first acquisition. One operation = one request.
 
-use super::{sample, View};
+use super::dist::sample_env;
+use super::{Locks, Shape, Thread};
 use crate::env::Env;
-use crate::locks::{LocalState, Lock};
-use crate::stats::ThreadStats;
+use crate::locks::Lock;
 use locklab_model::plan::{BreakPolicy, BulkClass, Dist};
 
-/// Pick a class index by weight (class indices follow `super::classes`).
+pub struct Params<'a> {
+    pub policy: BreakPolicy,
+    pub mix: &'a [BulkClass],
+    pub per_item: &'a Dist,
+    pub think: &'a Dist,
+}
+
+/// The result classes of a mix: its names, first occurrence first (entries of one
+/// name share a class); "request" for an empty mix.
+fn class_names(mix: &[BulkClass]) -> Vec<&str> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in mix {
+        if !names.contains(&c.name.as_str()) {
+            names.push(&c.name);
+        }
+    }
+    if names.is_empty() {
+        names.push("request");
+    }
+    names
+}
+
+/// Pick a class index by weight (class indices follow `class_names`).
 fn pick<E: Env>(mix: &[BulkClass], class_of: &[usize], total: u64, env: &E) -> (usize, u32) {
     if total == 0 {
         return (
@@ -41,81 +63,97 @@ fn pick<E: Env>(mix: &[BulkClass], class_of: &[usize], total: u64, env: &E) -> (
     (class_of[mix.len() - 1], mix[mix.len() - 1].items)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub async fn run<E: Env, L: Lock>(
-    policy: BreakPolicy,
-    mix: &[BulkClass],
-    per_item: &Dist,
-    think: &Dist,
-    locks: &View<'_, L>,
-    env: &E,
-    local: &mut LocalState,
-    stats: &mut ThreadStats,
-    end_ns: u64,
-) -> u64 {
-    let names: Vec<&str> = {
-        let mut v: Vec<&str> = Vec::new();
-        for c in mix {
-            if !v.contains(&c.name.as_str()) {
-                v.push(&c.name);
+impl Params<'_> {
+    /// One lock; a request holds it for its items (the mix's mean item count), and a
+    /// thread's cycle is its `think` time.
+    pub fn shape(&self, lines: u32) -> Shape {
+        let w: f64 = self.mix.iter().map(|c| c.weight as f64).sum();
+        let items = if w > 0.0 {
+            self.mix
+                .iter()
+                .map(|c| c.weight as f64 * c.items as f64)
+                .sum::<f64>()
+                / w
+        } else {
+            1.0
+        };
+        Shape {
+            classes: class_names(self.mix)
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            locks: 1,
+            lines_per_lock: lines,
+            critical_ns: self.per_item.mean_ns() * items,
+            outside_ns: self.think.mean_ns(),
+            cycle_ns: self.think.mean_ns(),
+        }
+    }
+
+    pub async fn run<E: Env, L: Lock>(&self, locks: &Locks<L>, t: Thread<'_, E>) -> u64 {
+        let Thread {
+            env,
+            local,
+            stats,
+            end_ns,
+        } = t;
+        let mix = self.mix;
+        let names = class_names(mix);
+        let class_of: Vec<usize> = mix
+            .iter()
+            .map(|c| names.iter().position(|n| *n == c.name).unwrap_or(0))
+            .collect();
+        let total: u64 = mix.iter().map(|c| c.weight as u64).sum();
+        let lock = locks.get(0);
+        let window = stats.window();
+        let mut ops = 0;
+        loop {
+            let t0 = env.now();
+            if t0 >= end_ns {
+                break;
             }
-        }
-        v
-    };
-    let class_of: Vec<usize> = mix
-        .iter()
-        .map(|c| names.iter().position(|n| *n == c.name).unwrap_or(0))
-        .collect();
-    let total: u64 = mix.iter().map(|c| c.weight as u64).sum();
-    let lock = &locks.locks[0];
-    let window = stats.window();
-    let mut ops = 0;
-    loop {
-        let t0 = env.now();
-        if t0 >= end_ns {
-            break;
-        }
-        let (class, items) = pick(mix, &class_of, total, env);
-        local.arrive(env, 0);
-        lock.acquire(env, local).await;
-        let arrival = local.arrival(0);
-        let t1 = env.now();
-        let (before, from) = env.note_grant(0);
-        let mut wait = t1 - t0;
-        let mut hold = 0;
-        let mut held_since = t1;
-        for i in 0..items.max(1) {
-            locks.touch(env, 0).await;
-            env.work(sample(per_item, env)).await;
-            if i + 1 < items {
-                let brk = match policy {
-                    BreakPolicy::Never => false,
-                    BreakPolicy::Always => true,
-                    BreakPolicy::WhenContended => lock.is_contended(env, local).await,
-                };
-                if brk {
-                    let ta = env.now();
-                    hold += ta - held_since;
-                    lock.release(env, local).await;
-                    lock.acquire(env, local).await;
-                    let tb = env.now();
-                    env.note_grant(0);
-                    wait += tb - ta;
-                    held_since = tb;
+            let (class, items) = pick(mix, &class_of, total, env);
+            local.arrive(env, 0);
+            lock.acquire(env, local).await;
+            let arrival = local.arrival(0);
+            let t1 = env.now();
+            let (before, from) = env.note_grant(0);
+            let mut wait = t1 - t0;
+            let mut hold = 0;
+            let mut held_since = t1;
+            for i in 0..items.max(1) {
+                locks.touch(env, 0).await;
+                env.work(sample_env(self.per_item, env)).await;
+                if i + 1 < items {
+                    let brk = match self.policy {
+                        BreakPolicy::Never => false,
+                        BreakPolicy::Always => true,
+                        BreakPolicy::WhenContended => lock.is_contended(env, local).await,
+                    };
+                    if brk {
+                        let ta = env.now();
+                        hold += ta - held_since;
+                        lock.release(env, local).await;
+                        lock.acquire(env, local).await;
+                        let tb = env.now();
+                        env.note_grant(0);
+                        wait += tb - ta;
+                        held_since = tb;
+                    }
                 }
             }
+            let t2 = env.now();
+            hold += t2 - held_since;
+            lock.release(env, local).await;
+            stats.record_acquire(class, t1, wait, before.saturating_sub(arrival), from);
+            stats.record_hold(class, t1, hold);
+            if window.contains(t1) {
+                ops += 1;
+            }
+            env.work(sample_env(self.think, env)).await;
         }
-        let t2 = env.now();
-        hold += t2 - held_since;
-        lock.release(env, local).await;
-        stats.record_acquire(class, t1, wait, before.saturating_sub(arrival), from);
-        stats.record_hold(class, t1, hold);
-        if window.contains(t1) {
-            ops += 1;
-        }
-        env.work(sample(think, env)).await;
+        ops
     }
-    ops
 }
 
 #[cfg(test)]

@@ -30,10 +30,10 @@
 //! holding both locks (the `wait_ns` of METRICS.md); `acquisitions` counts those
 //! calls, n − 1 per pass of the walk.
 
-use super::{sample, View};
+use super::dist::sample_env;
+use super::{Locks, Shape, Thread};
 use crate::env::Env;
 use crate::locks::{LocalState, Lock};
-use crate::stats::ThreadStats;
 use locklab_model::plan::{Dist, DoubleLockPolicy};
 
 pub struct Params<'a> {
@@ -90,57 +90,72 @@ pub async fn double_lock_balance<E: Env, L: Lock>(
     }
 }
 
-pub async fn run<E: Env, L: Lock>(
-    p: &Params<'_>,
-    locks: &View<'_, L>,
-    env: &E,
-    local: &mut LocalState,
-    stats: &mut ThreadStats,
-    end_ns: u64,
-) -> u64 {
-    let n = locks.len();
-    let own = env.tid();
-    let window = stats.window();
-    let own_lock = &locks.locks[own];
-    let mut ops = 0;
-    'outer: loop {
-        env.work(sample(p.interval, env)).await;
-        if env.now() >= end_ns {
-            break;
+impl Params<'_> {
+    /// Per-CPU locks, one per thread; a thread's cycle is its `interval` (the passes
+    /// themselves are its critical sections: `pair_hold` each).
+    pub fn shape(&self, lines: u32, threads: u32) -> Shape {
+        Shape {
+            classes: vec!["pass".into()],
+            locks: threads as usize,
+            lines_per_lock: lines,
+            critical_ns: self.pair_hold.mean_ns(),
+            outside_ns: self.interval.mean_ns(),
+            cycle_ns: self.interval.mean_ns(),
         }
-        own_lock.acquire(env, local).await;
-        env.note_grant(own);
-        locks.touch(env, own).await;
-        env.work(sample(p.own_hold, env)).await;
-        for other in pass_order(own, n) {
-            let t0 = env.now();
-            if t0 >= end_ns {
-                own_lock.release(env, local).await;
-                break 'outer;
-            }
-            local.arrive(env, other);
-            let retaken = double_lock_balance(p.policy, locks.locks, env, local, own, other).await;
-            let arrival = local.arrival(other);
-            let t1 = env.now();
-            let (before, from) = env.note_grant(other);
-            if retaken {
-                env.note_grant(own);
-            }
-            locks.touch(env, own).await;
-            locks.touch(env, other).await;
-            env.work(sample(p.pair_hold, env)).await;
-            let t2 = env.now();
-            // double_unlock_balance: release the other, keep our own.
-            locks.locks[other].release(env, local).await;
-            stats.record_acquire(0, t1, t1 - t0, before.saturating_sub(arrival), from);
-            stats.record_hold(0, t1, t2 - t1);
-            if window.contains(t1) {
-                ops += 1;
-            }
-        }
-        own_lock.release(env, local).await;
     }
-    ops
+
+    pub async fn run<E: Env, L: Lock>(&self, locks: &Locks<L>, t: Thread<'_, E>) -> u64 {
+        let Thread {
+            env,
+            local,
+            stats,
+            end_ns,
+        } = t;
+        let n = locks.len();
+        let own = env.tid();
+        let window = stats.window();
+        let own_lock = locks.get(own);
+        let mut ops = 0;
+        'outer: loop {
+            env.work(sample_env(self.interval, env)).await;
+            if env.now() >= end_ns {
+                break;
+            }
+            own_lock.acquire(env, local).await;
+            env.note_grant(own);
+            locks.touch(env, own).await;
+            env.work(sample_env(self.own_hold, env)).await;
+            for other in pass_order(own, n) {
+                let t0 = env.now();
+                if t0 >= end_ns {
+                    own_lock.release(env, local).await;
+                    break 'outer;
+                }
+                local.arrive(env, other);
+                let retaken =
+                    double_lock_balance(self.policy, locks.all(), env, local, own, other).await;
+                let arrival = local.arrival(other);
+                let t1 = env.now();
+                let (before, from) = env.note_grant(other);
+                if retaken {
+                    env.note_grant(own);
+                }
+                locks.touch(env, own).await;
+                locks.touch(env, other).await;
+                env.work(sample_env(self.pair_hold, env)).await;
+                let t2 = env.now();
+                // double_unlock_balance: release the other, keep our own.
+                locks.get(other).release(env, local).await;
+                stats.record_acquire(0, t1, t1 - t0, before.saturating_sub(arrival), from);
+                stats.record_hold(0, t1, t2 - t1);
+                if window.contains(t1) {
+                    ops += 1;
+                }
+            }
+            own_lock.release(env, local).await;
+        }
+        ops
+    }
 }
 
 #[cfg(test)]
@@ -149,6 +164,7 @@ mod tests {
     use crate::env::LineAlloc;
     use crate::locks::tas::Tas;
     use crate::locks::ticket::Ticket;
+    use crate::locks::Site;
     use crate::sim::testkit::{machine, plan_of, slots, spec};
     use locklab_model::plan::{LockAlgo, LockSpec, Placement, PlacementKind, Point, Workload};
     use std::cell::Cell;
@@ -175,7 +191,7 @@ mod tests {
         move |a| {
             let id = next.get();
             next.set(id + 1);
-            Ticket::new(a, id)
+            Ticket::new(a, Site { id, nthreads: 2 })
         }
     }
 
@@ -223,7 +239,9 @@ mod tests {
         // it without waiting, and CPU 1 waits for all of CPU 0's critical section.
         let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, ticket_per_cpu());
         assert!(cpu0 < cpu1, "ticket: cpu0 {cpu0} cpu1 {cpu1}");
-        let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, Tas::new);
+        let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, |a| {
+            Tas::new(a, Site { id: 0, nthreads: 2 })
+        });
         assert!(cpu0 < cpu1, "tas: cpu0 {cpu0} cpu1 {cpu1}");
     }
 

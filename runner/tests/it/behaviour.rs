@@ -1,14 +1,14 @@
 //! Lock behaviour under the deterministic step executor: mutual exclusion under many
 //! seeded interleavings, FIFO bounds, try/contended answers, CNA's queue sorting.
 
-use crate::common::{all_algos, cna, point, single};
+use crate::common::{all_algos, cna, one_lock, single};
 use crate::step::{run_all, Sched, StepEnv, World};
 use locklab_model::plan::{CnaVariant, LockAlgo, Workload};
 use locklab_model::records::RunRecord;
 use locklab_runner::env::{Addr, Env, LineAlloc};
-use locklab_runner::locks::{AnyLock, LocalState};
+use locklab_runner::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use locklab_runner::stats::{self, RunContext, ThreadStats, Window};
-use locklab_runner::workload;
+use locklab_runner::workload::{self, Locks};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -23,9 +23,42 @@ fn exclusion(algo: &LockAlgo, threads: usize, iters: u64, sched: Sched) {
 }
 
 fn exclusion_on(algo: &LockAlgo, nodes: Vec<u32>, iters: u64, sched: Sched) {
+    with_lock(
+        algo,
+        Exclusion {
+            nodes,
+            iters,
+            sched,
+        },
+    )
+}
+
+struct Exclusion {
+    nodes: Vec<u32>,
+    iters: u64,
+    sched: Sched,
+}
+
+impl LockVisitor for Exclusion {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        let Exclusion {
+            nodes,
+            iters,
+            sched,
+        } = self;
+        exclusion_with(make, nodes, iters, sched)
+    }
+}
+
+fn exclusion_with<L: Lock>(
+    make: impl Fn(&mut LineAlloc, Site) -> L,
+    nodes: Vec<u32>,
+    iters: u64,
+    sched: Sched,
+) {
     let threads = nodes.len();
-    let mut alloc = LineAlloc::new();
-    let lock = AnyLock::new(algo, &mut alloc, threads, 0);
+    let (lock, mut alloc) = one_lock(make, threads);
     let counter = Addr::new(alloc.line(), 0);
     let world = World::new(nodes, 1);
     let inside = Cell::new(None::<usize>);
@@ -88,54 +121,66 @@ fn cna_excludes_while_it_parks_and_flushes_remote_waiters() {
 #[test]
 fn try_acquire_and_is_contended_answer_truthfully() {
     for (name, algo) in all_algos() {
-        let mut alloc = LineAlloc::new();
-        let lock = AnyLock::new(&algo, &mut alloc, 2, 0);
-        let world = World::new(vec![0, 0], 1);
-        let observed = Cell::new((false, false, false));
-        let phase = Cell::new(0);
-        let futs: Vec<Fut<'_>> = vec![
-            Box::pin({
-                let (lock, world, observed, phase) = (&lock, &world, &observed, &phase);
-                async move {
-                    let env = StepEnv::new(world, 0);
-                    let mut local = LocalState::new(0, 1);
-                    assert!(
-                        lock.try_acquire(&env, &mut local).await,
-                        "{name}: free lock"
-                    );
-                    let alone = lock.is_contended(&env, &mut local).await;
-                    phase.set(1);
-                    // Wait until thread 1 is (very probably) queued: poll a while.
-                    for _ in 0..2_000 {
-                        env.pause().await;
-                    }
-                    let busy = lock.is_contended(&env, &mut local).await;
-                    observed.set((alone, busy, false));
-                    lock.release(&env, &mut local).await;
-                }
-            }),
-            Box::pin({
-                let (lock, world, observed, phase) = (&lock, &world, &observed, &phase);
-                async move {
-                    let env = StepEnv::new(world, 1);
-                    let mut local = LocalState::new(1, 1);
-                    while phase.get() == 0 {
-                        env.pause().await;
-                    }
-                    let got = lock.try_acquire(&env, &mut local).await;
-                    let (a, b, _) = observed.get();
-                    observed.set((a, b, got));
-                    lock.acquire(&env, &mut local).await;
-                    lock.release(&env, &mut local).await;
-                }
-            }),
-        ];
-        run_all(futs, Sched::RoundRobin, 1_000_000);
-        let (alone, busy, stole) = observed.get();
-        assert!(!alone, "{name}: contended with no waiter");
-        assert!(!stole, "{name}: try_acquire succeeded on a held lock");
-        assert!(busy, "{name}: a queued waiter was not seen");
+        with_lock(&algo, TryAndContended(name));
     }
+}
+
+struct TryAndContended(&'static str);
+
+impl LockVisitor for TryAndContended {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        try_and_contended_with(self.0, make)
+    }
+}
+
+fn try_and_contended_with<L: Lock>(name: &str, make: impl Fn(&mut LineAlloc, Site) -> L) {
+    let (lock, _) = one_lock(make, 2);
+    let world = World::new(vec![0, 0], 1);
+    let observed = Cell::new((false, false, false));
+    let phase = Cell::new(0);
+    let futs: Vec<Fut<'_>> = vec![
+        Box::pin({
+            let (lock, world, observed, phase) = (&lock, &world, &observed, &phase);
+            async move {
+                let env = StepEnv::new(world, 0);
+                let mut local = LocalState::new(0, 1);
+                assert!(
+                    lock.try_acquire(&env, &mut local).await,
+                    "{name}: free lock"
+                );
+                let alone = lock.is_contended(&env, &mut local).await;
+                phase.set(1);
+                // Wait until thread 1 is (very probably) queued: poll a while.
+                for _ in 0..2_000 {
+                    env.pause().await;
+                }
+                let busy = lock.is_contended(&env, &mut local).await;
+                observed.set((alone, busy, false));
+                lock.release(&env, &mut local).await;
+            }
+        }),
+        Box::pin({
+            let (lock, world, observed, phase) = (&lock, &world, &observed, &phase);
+            async move {
+                let env = StepEnv::new(world, 1);
+                let mut local = LocalState::new(1, 1);
+                while phase.get() == 0 {
+                    env.pause().await;
+                }
+                let got = lock.try_acquire(&env, &mut local).await;
+                let (a, b, _) = observed.get();
+                observed.set((a, b, got));
+                lock.acquire(&env, &mut local).await;
+                lock.release(&env, &mut local).await;
+            }
+        }),
+    ];
+    run_all(futs, Sched::RoundRobin, 1_000_000);
+    let (alone, busy, stole) = observed.get();
+    assert!(!alone, "{name}: contended with no waiter");
+    assert!(!stole, "{name}: try_acquire succeeded on a held lock");
+    assert!(busy, "{name}: a queued waiter was not seen");
 }
 
 /// Run the single-lock workload under the step executor and summarise it.
@@ -157,13 +202,50 @@ pub fn run_workload_grants(
     end: u64,
     sched: Sched,
 ) -> (RunRecord, u64) {
+    with_lock(
+        algo,
+        Workloads {
+            algo,
+            w,
+            nodes,
+            end,
+            sched,
+        },
+    )
+}
+
+struct Workloads<'a> {
+    algo: &'a LockAlgo,
+    w: &'a Workload,
+    nodes: Vec<u32>,
+    end: u64,
+    sched: Sched,
+}
+
+impl LockVisitor for Workloads<'_> {
+    type Output = (RunRecord, u64);
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> (RunRecord, u64) {
+        run_workload_with(&self, make)
+    }
+}
+
+fn run_workload_with<L: Lock>(
+    run: &Workloads<'_>,
+    make: impl Fn(&mut LineAlloc, Site) -> L,
+) -> (RunRecord, u64) {
+    let Workloads {
+        algo,
+        w,
+        ref nodes,
+        end,
+        sched,
+    } = *run;
     let n = nodes.len();
-    let p = point(algo.clone(), w.clone(), n as u32, None);
+    let shape = workload::shape(w, n as u32);
     let mut alloc = LineAlloc::new();
-    let locks = workload::build(&p, &mut alloc);
+    let locks = Locks::build(&shape, n, &mut alloc, make);
     let world = World::new(nodes.clone(), locks.len());
-    let classes = workload::classes(w);
-    let class_refs: Vec<&str> = classes.iter().map(String::as_str).collect();
+    let class_refs: Vec<&str> = shape.classes.iter().map(String::as_str).collect();
     // The whole run is the window: no warm-up to discard in step time.
     let window = Window {
         start_ns: 0,

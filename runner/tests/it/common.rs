@@ -1,13 +1,16 @@
 //! Shared test helpers: every algorithm, and plan fragments.
 
 use locklab_model::plan::*;
+use locklab_runner::env::LineAlloc;
+use locklab_runner::locks::{catalogue, Lock, Site};
 use std::collections::BTreeMap;
 
-/// Every algorithm with representative parameters, and a label.
+/// Every algorithm (`locks::catalogue`), plus variants that exercise more paths in a
+/// short test: TTAS with short backoff, CNA v14 and v15 with a short threshold (v15
+/// with half its scans skipped). Each with a label.
 pub fn all_algos() -> Vec<(&'static str, LockAlgo)> {
-    vec![
-        ("tas", LockAlgo::Tas),
-        ("ttas", LockAlgo::Ttas { backoff: None }),
+    let mut v = catalogue();
+    v.extend([
         (
             "ttas_backoff",
             LockAlgo::Ttas {
@@ -17,16 +20,21 @@ pub fn all_algos() -> Vec<(&'static str, LockAlgo)> {
                 }),
             },
         ),
-        ("ticket", LockAlgo::Ticket),
-        ("mcs", LockAlgo::Mcs),
-        ("clh", LockAlgo::Clh),
-        ("qspinlock", LockAlgo::Qspinlock),
         ("cna_v14", cna(CnaVariant::V14, 1_000, 0.0)),
         ("cna_v15", cna(CnaVariant::V15, 1_000, 0.5)),
-        ("std", LockAlgo::Std),
-        ("parking_lot", LockAlgo::ParkingLot),
-        ("pthread", LockAlgo::Pthread),
-    ]
+    ]);
+    v
+}
+
+/// One lock made by `make` for `nthreads` threads, and the allocator after it (for
+/// the test's own lines).
+pub fn one_lock<L: Lock>(
+    make: impl Fn(&mut LineAlloc, Site) -> L,
+    nthreads: usize,
+) -> (L, LineAlloc) {
+    let mut alloc = LineAlloc::new();
+    let lock = make(&mut alloc, Site { id: 0, nthreads });
+    (lock, alloc)
 }
 
 pub fn cna(variant: CnaVariant, threshold_ns: u64, skip: f64) -> LockAlgo {

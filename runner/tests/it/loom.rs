@@ -19,27 +19,67 @@
 
 use locklab_model::plan::{CnaParams, CnaVariant, LockAlgo};
 use locklab_runner::env::LineAlloc;
-use locklab_runner::locks::{AnyLock, LocalState};
+use locklab_runner::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use locklab_runner::native::{block_on, Arena, Clock, NativeEnv};
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 
+/// One lock for `nthreads` threads, shared by every execution of a model, and the
+/// lines to allocate. A lock is plain data (its lines' addresses); the atomics are the
+/// arena's, made afresh in each execution.
+fn shared<L: Lock>(
+    make: impl Fn(&mut LineAlloc, Site) -> L,
+    nthreads: usize,
+) -> (&'static L, usize) {
+    let mut alloc = LineAlloc::new();
+    let lock = make(&mut alloc, Site { id: 0, nthreads });
+    (Box::leak(Box::new(lock)), alloc.count() as usize)
+}
+
 /// `iters[t]` critical sections for thread t; nodes[t] its NUMA node.
 fn model(algo: LockAlgo, iters: &'static [u32], nodes: &'static [u32], bound: usize) {
+    with_lock(
+        &algo,
+        Model {
+            iters,
+            nodes,
+            bound,
+        },
+    )
+}
+
+struct Model {
+    iters: &'static [u32],
+    nodes: &'static [u32],
+    bound: usize,
+}
+
+impl LockVisitor for Model {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        model_with(self, make)
+    }
+}
+
+fn model_with<L: Lock>(m: Model, make: impl Fn(&mut LineAlloc, Site) -> L) {
+    let Model {
+        iters,
+        nodes,
+        bound,
+    } = m;
+    let n = iters.len();
+    let (lock, lines) = shared(make, n);
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(bound);
     // Spinning waiters re-read (and TAS re-swaps) while the holder is preempted;
     // each read is a branch.
     b.max_branches = 20_000;
     b.check(move || {
-        let n = iters.len();
-        let mut alloc = LineAlloc::new();
-        let lock = Arc::new(AnyLock::new(&algo, &mut alloc, n, 0));
-        let arena = Arc::new(Arena::new(alloc.count() as usize, 1));
+        let arena = Arc::new(Arena::new(lines, 1));
         let data = Arc::new(UnsafeCell::new(0u32));
         let handles: Vec<_> = (0..n)
             .map(|t| {
-                let (lock, arena, data) = (lock.clone(), arena.clone(), data.clone());
+                let (arena, data) = (arena.clone(), data.clone());
                 loom::thread::spawn(move || {
                     let env = NativeEnv::for_test(&arena, t, n)
                         .with_node(nodes[t])
@@ -108,15 +148,27 @@ fn loom_cna_v14_flushes_at_once() {
 /// Loom reports the data access if a successful try is not ordered after the
 /// previous holder's critical section.
 fn model_try(algo: LockAlgo) {
+    with_lock(&algo, ModelTry)
+}
+
+struct ModelTry;
+
+impl LockVisitor for ModelTry {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        model_try_with(make)
+    }
+}
+
+fn model_try_with<L: Lock>(make: impl Fn(&mut LineAlloc, Site) -> L) {
+    let (lock, lines) = shared(make, 2);
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
     b.check(move || {
-        let mut alloc = LineAlloc::new();
-        let lock = Arc::new(AnyLock::new(&algo, &mut alloc, 2, 0));
-        let arena = Arc::new(Arena::new(alloc.count() as usize, 1));
+        let arena = Arc::new(Arena::new(lines, 1));
         let data = Arc::new(UnsafeCell::new(0u32));
         let spawn = |t: usize| {
-            let (lock, arena, data) = (lock.clone(), arena.clone(), data.clone());
+            let (arena, data) = (arena.clone(), data.clone());
             loom::thread::spawn(move || {
                 let env = NativeEnv::for_test(&arena, t, 2).with_clock(Clock::Ticks(1));
                 let mut local = LocalState::new(t, 1);

@@ -4,10 +4,10 @@
 //! exact (counter = threads × iterations, never two owners), so the test passes or
 //! fails deterministically whatever the timing.
 
-use crate::common::all_algos;
+use crate::common::{all_algos, one_lock};
 use locklab_model::plan::LockAlgo;
 use locklab_runner::env::{Addr, Env, LineAlloc};
-use locklab_runner::locks::{AnyLock, LocalState};
+use locklab_runner::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use locklab_runner::native::{block_on, Arena, NativeEnv};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,8 +16,20 @@ const THREADS: usize = 4;
 const ITERS: u64 = 3_000;
 
 fn stress(algo: &LockAlgo) {
-    let mut alloc = LineAlloc::new();
-    let lock = AnyLock::new(algo, &mut alloc, THREADS, 0);
+    with_lock(algo, Stress);
+}
+
+struct Stress;
+
+impl LockVisitor for Stress {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        stress_with(make)
+    }
+}
+
+fn stress_with<L: Lock>(make: impl Fn(&mut LineAlloc, Site) -> L) {
+    let (lock, mut alloc) = one_lock(make, THREADS);
     let line = alloc.line();
     let (counter, owner) = (Addr::new(line, 0), Addr::new(line, 1));
     let arena = Arena::new(alloc.count() as usize, 1);
@@ -55,47 +67,33 @@ fn stress(algo: &LockAlgo) {
     assert_eq!(arena.peek(counter), THREADS as u64 * ITERS, "lost updates");
 }
 
-fn algo(name: &str) -> LockAlgo {
-    all_algos()
-        .into_iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, a)| a)
-        .unwrap()
+#[test]
+fn every_lock_survives_stress() {
+    for (name, algo) in all_algos() {
+        stress(&algo);
+        eprintln!("{name}: ok");
+    }
 }
-
-macro_rules! stress_tests {
-    ($($name:ident),*) => {
-        $(
-            #[test]
-            fn $name() {
-                stress(&algo(stringify!($name)));
-            }
-        )*
-    };
-}
-
-stress_tests!(
-    tas,
-    ttas,
-    ttas_backoff,
-    ticket,
-    mcs,
-    clh,
-    qspinlock,
-    cna_v14,
-    cna_v15,
-    std,
-    parking_lot,
-    pthread
-);
 
 #[test]
 fn cna_with_virtual_nodes_and_a_zero_threshold_survives_stress() {
     // Nodes alternate so the head always finds remote successors to park, and a
     // zero threshold flushes them at once: the secondary queue churns constantly.
-    let mut alloc = LineAlloc::new();
     let algo = crate::common::cna(locklab_model::plan::CnaVariant::V15, 0, 0.0);
-    let lock = AnyLock::new(&algo, &mut alloc, THREADS, 0);
+    with_lock(&algo, VirtualNodes);
+}
+
+struct VirtualNodes;
+
+impl LockVisitor for VirtualNodes {
+    type Output = ();
+    fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) {
+        virtual_nodes_with(make)
+    }
+}
+
+fn virtual_nodes_with<L: Lock>(make: impl Fn(&mut LineAlloc, Site) -> L) {
+    let (lock, mut alloc) = one_lock(make, THREADS);
     let counter = Addr::new(alloc.line(), 0);
     let arena = Arena::new(alloc.count() as usize, 1);
     std::thread::scope(|s| {

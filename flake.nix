@@ -84,7 +84,8 @@
               doCheck = true;
               cargoTestFlags = [ "--workspace" ];
               nativeCheckInputs = [ python ];
-              # Jupyter's runtime files and the kernel need a writable home.
+              # A writable home for IPython and Jupyter, which otherwise fall back to
+              # temporary directories (Nix's $HOME does not exist).
               preCheck = ''
                 export HOME=$(mktemp -d)
               '';

@@ -56,6 +56,8 @@ fn point(policy: PlacementPolicy, scenario: WakeupScenario, hogs: u32, ws: u64) 
         lock: LockSpec {
             name: "q".into(),
             algo: LockAlgo::Qspinlock,
+            axis: None,
+            params: vec![],
         },
         workload: Workload::Wakeup(spec),
         placement: Placement {

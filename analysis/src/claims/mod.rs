@@ -137,18 +137,16 @@ fn resolved(plan: &Plan, c: &Claim) -> std::result::Result<(), String> {
     if c.modes.is_empty() || empty_trend {
         return Err(stale());
     }
-    let mut targets: Vec<(String, &locklab_model::plan::Target)> =
-        refs.iter().map(|m| (metric_label(m), &m.target)).collect();
-    if let ClaimKind::Trend {
-        metric,
-        series: TrendSeries::Rows { target },
-        ..
-    } = &c.kind
-    {
-        targets.push((metric_label(metric), target));
-    }
+    let rows = match &c.kind {
+        ClaimKind::Trend {
+            metric,
+            series: TrendSeries::Rows { target },
+            ..
+        } => Some((metric, target)),
+        _ => None,
+    };
     let n = plan.points.len() as u32;
-    for (label, t) in targets {
+    for (m, t) in refs.iter().map(|m| (*m, &m.target)).chain(rows) {
         if t.is_unresolved() {
             return Err(stale());
         }
@@ -158,7 +156,8 @@ fn resolved(plan: &Plan, c: &Claim) -> std::result::Result<(), String> {
             .find(|p| *p >= n)
         {
             return Err(format!(
-                "{label} reads point {p}, which the plan does not have"
+                "{} reads point {p}, which the plan does not have",
+                metric_label(m)
             ));
         }
     }

@@ -163,20 +163,19 @@ impl<'c, 'a> Reading<'c, 'a> {
             _ => self.mode,
         };
         let p = t.point;
-        if !t.modes.contains(&mode) {
-            return Err(Why::NotRun(format!(
+        let no_records = || {
+            Why::NotRun(format!(
                 "{} has no records in mode {}",
                 metric_label(m),
                 mode.as_str()
-            )));
+            ))
+        };
+        if !t.modes.contains(&mode) {
+            return Err(no_records());
         }
         match self.ctx.ran(p, mode) {
             Ran::Yes => Ok((p, mode)),
-            Ran::No => Err(Why::NotRun(format!(
-                "{} has no records in mode {}",
-                metric_label(m),
-                mode.as_str()
-            ))),
+            Ran::No => Err(no_records()),
             Ran::Skipped(why) => Err(Why::NotRun(format!(
                 "point {} was skipped in mode {}: {why}",
                 self.ctx.id(p),

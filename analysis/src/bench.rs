@@ -139,15 +139,36 @@ fn bench_plan(points: usize) -> Plan {
             }
         })
         .collect();
-    let sp = |x: i64| {
+    // Point 2x runs stock at x and point 2x + 1 cna: each claim's targets (what the
+    // language would resolve its references to) follow from that.
+    let at = |x: i64, baseline: bool, rows: Vec<(String, Value)>| Target {
+        point: 2 * x as u32 + 1,
+        baseline: baseline.then_some(2 * x as u32),
+        rows,
+        modes: vec![Mode::Sim],
+    };
+    let cna = |x: i64| {
+        vec![
+            ("lock".to_string(), Value::Str("cna".into())),
+            ("x".to_string(), Value::Int(x)),
+        ]
+    };
+    let sp = |x: i64| MetricRef {
+        target: at(x, true, vec![]),
+        metric: "speedup".into(),
+        select: cna(x),
+        baseline: Some("stock".into()),
+        baseline_select: vec![],
+    };
+    let cna0 = |metric: &str, row: (&str, Value)| {
+        let row = (row.0.to_string(), row.1);
+        let mut select = cna(0);
+        select.push(row.clone());
         Expr::Metric(MetricRef {
-            target: Default::default(),
-            metric: "speedup".into(),
-            select: vec![
-                ("lock".into(), Value::Str("cna".into())),
-                ("x".into(), Value::Int(x)),
-            ],
-            baseline: Some("stock".into()),
+            target: at(0, false, vec![row]),
+            metric: metric.into(),
+            select,
+            baseline: None,
             baseline_select: vec![],
         })
     };
@@ -159,15 +180,9 @@ fn bench_plan(points: usize) -> Plan {
         line: 1,
         gating: true,
         kind,
-        modes: vec![],
+        modes: vec![Mode::Sim],
     };
-    let cna0 = |extra: (&str, Value)| {
-        vec![
-            ("lock".to_string(), Value::Str("cna".into())),
-            ("x".to_string(), Value::Int(0)),
-            (extra.0.to_string(), extra.1),
-        ]
-    };
+    let trend_xs = 0..(xs as i64).min(10);
     Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         experiment: "bench".into(),
@@ -200,7 +215,7 @@ fn bench_plan(points: usize) -> Plan {
             claim(
                 "band",
                 ClaimKind::Band {
-                    expr: sp(0),
+                    expr: Expr::Metric(sp(0)),
                     lo: 1.5,
                     hi: 2.5,
                     strict: false,
@@ -209,7 +224,7 @@ fn bench_plan(points: usize) -> Plan {
             claim(
                 "order",
                 ClaimKind::Ordering {
-                    exprs: vec![sp(2), sp(1), sp(0)],
+                    exprs: [2, 1, 0].map(|x| Expr::Metric(sp(x))).to_vec(),
                     op: OrderOp::Less,
                     min_gap: 0.02,
                 },
@@ -218,29 +233,30 @@ fn bench_plan(points: usize) -> Plan {
                 "trend",
                 ClaimKind::Trend {
                     metric: MetricRef {
-                        target: Default::default(),
+                        target: Target::default(),
                         metric: "speedup".into(),
                         select: vec![("lock".into(), Value::Str("cna".into()))],
                         baseline: Some("stock".into()),
                         baseline_select: vec![],
                     },
                     axis: "x".into(),
-                    values: (0..10).map(Value::Int).collect(),
+                    values: trend_xs.clone().map(Value::Int).collect(),
                     direction: TrendDirection::Decreasing,
                     min_rho: 0.8,
-                    series: Default::default(),
+                    series: TrendSeries::Steps {
+                        steps: trend_xs
+                            .map(|x| TrendStep {
+                                value: Value::Int(x),
+                                metric: sp(x),
+                            })
+                            .collect(),
+                    },
                 },
             ),
             claim(
                 "cpu",
                 ClaimKind::Band {
-                    expr: Expr::Metric(MetricRef {
-                        target: Default::default(),
-                        metric: "wait_p99_ns".into(),
-                        select: cna0(("cpu", Value::Int(7))),
-                        baseline: None,
-                        baseline_select: vec![],
-                    }),
+                    expr: cna0("wait_p99_ns", ("cpu", Value::Int(7))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,
@@ -249,13 +265,7 @@ fn bench_plan(points: usize) -> Plan {
             claim(
                 "remote",
                 ClaimKind::Band {
-                    expr: Expr::Metric(MetricRef {
-                        target: Default::default(),
-                        metric: "wait_max_ns".into(),
-                        select: cna0(("remote", Value::Bool(true))),
-                        baseline: None,
-                        baseline_select: vec![],
-                    }),
+                    expr: cna0("wait_max_ns", ("remote", Value::Bool(true))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,
@@ -368,7 +378,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
 /// loading it, aggregating it and evaluating five claims over it.
 pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     let t0 = Instant::now();
-    let points = rows.div_ceil((THREADS * REPS) as usize).max(2);
+    // At least three values of x: the ordering claim reads x = 0, 1 and 2.
+    let points = rows.div_ceil((THREADS * REPS) as usize).max(6);
     let plan = bench_plan(points);
     let dir = tmp.join("results");
     crate::util::create_dir(&dir)?;

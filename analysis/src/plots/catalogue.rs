@@ -191,9 +191,9 @@ pub(super) fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
                             facet_suffix(&facet.label, mode)
                         ),
                         caption: if most {
-                            format!("Throughput ÷ throughput of {b} at the same values of the other axes, at the largest thread count of each series; bars: 95 % bootstrap interval. Speedup vs threads shows every thread count.")
+                            format!("Throughput ÷ throughput of the baseline point on {b} (the same values of every axis but the lock and its own parameters), at the largest thread count of each series; bars: 95 % bootstrap interval. Speedup vs threads shows every thread count.")
                         } else {
-                            format!("Throughput ÷ throughput of {b} at the same values of the other axes; bars: 95 % bootstrap interval.")
+                            format!("Throughput ÷ throughput of the baseline point on {b} (the same values of every axis but the lock and its own parameters); bars: 95 % bootstrap interval.")
                         },
                         kind: Kind::Line(facet.fig),
                     });
@@ -301,17 +301,11 @@ pub(super) fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
     Ok((figs, warnings))
 }
 
+/// The axes that choose a lock ([`locklab_model::plan::LockSpec::axis`]).
 pub(super) fn lock_axis_names(plan: &Plan) -> BTreeSet<String> {
-    let locks: BTreeSet<&str> = plan.points.iter().map(|p| p.lock.name.as_str()).collect();
-    plan.axes
+    plan.points
         .iter()
-        .filter(|a| {
-            a.name == "lock"
-                || a.values
-                    .iter()
-                    .any(|v| matches!(v, Value::Str(s) if locks.contains(s.as_str())))
-        })
-        .map(|a| a.name.clone())
+        .filter_map(|p| p.lock.axis.clone())
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 use super::figure::{wants_log, Line, LineFig};
 use super::format::{axis_label, axis_unit, metric_label, unit_of_metric};
-use super::spec::{key_value, matches_select, rows, series_name, varying, Row};
+use super::spec::{is_lock_key, key_value, rows, series_name, varying, Row};
 use crate::error::Result;
 use crate::pipeline::estimates;
 use crate::stats::Estimate;
@@ -27,8 +27,8 @@ pub(super) struct Facet {
 
 /// Split `keys` (the series grouping) into facet keys and series keys: while some
 /// figure would hold more than [`MAX_SERIES`] series, the first key (in the plan's
-/// axis order) other than `lock` becomes a facet: one figure per value. Locks stay
-/// together, as they are what a figure compares.
+/// axis order) other than the lock's becomes a facet: one figure per value. Locks
+/// stay together, as they are what a figure compares.
 pub(super) fn split_facets(rows: &[Row], keys: &[String]) -> (Vec<String>, Vec<String>) {
     let mut facet: Vec<String> = Vec::new();
     let mut series: Vec<String> = keys.to_vec();
@@ -43,7 +43,8 @@ pub(super) fn split_facets(rows: &[Row], keys: &[String]) -> (Vec<String>, Vec<S
         if most <= MAX_SERIES {
             break;
         }
-        let Some(i) = series.iter().position(|k| k != "lock") else {
+        let is_lock = |k: &String| rows.iter().any(|r| is_lock_key(r.point, k));
+        let Some(i) = series.iter().position(|k| !is_lock(k)) else {
             break;
         };
         facet.push(series.remove(i));
@@ -59,8 +60,8 @@ pub(super) struct VsSpec<'a> {
     pub(super) x: &'a str,
     /// The series keys; `None`: every other varying axis.
     pub(super) group: Option<&'a [String]>,
-    /// Only points matching this selection.
-    pub(super) select: &'a [(String, Value)],
+    /// Only these points (indices into the plan's points); `None`: every point.
+    pub(super) points: Option<&'a BTreeSet<u32>>,
     pub(super) mode: &'a str,
     /// Log scales (x, y) asked for; `None`: decided by the data's span.
     pub(super) log: (Option<bool>, Option<bool>),
@@ -78,7 +79,7 @@ impl<'a> VsSpec<'a> {
             metric,
             x,
             group: None,
-            select: &[],
+            points: None,
             mode,
             log: (None, None),
             skip_lock: None,
@@ -98,7 +99,7 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
         metric,
         x,
         group,
-        select,
+        points,
         mode,
         log,
         skip_lock,
@@ -107,7 +108,8 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
     let est: Vec<Estimate> = estimates(df, metric)?;
     let mut rows: Vec<Row> = rows(plan, df)?
         .into_iter()
-        .filter(|r| r.mode == mode && matches_select(r.point, mode, select) && !est[r.i].is_nan())
+        .filter(|r| r.mode == mode && !est[r.i].is_nan())
+        .filter(|r| points.is_none_or(|s| s.contains(&(r.point.index as u32))))
         .filter(|r| Some(r.point.lock.name.as_str()) != skip_lock)
         .filter(|r| key_value(r.point, x).is_some())
         .collect();

@@ -1,14 +1,15 @@
-//! The plan's own plots (`plot METRIC vs X by A`), and how a selection and a grouping
-//! pick summary rows and name series.
+//! The plan's own plots (`plot METRIC vs X by A`) over the points the language
+//! resolved them to, and how a grouping names series.
 
-use super::catalogue::{known_baseline, Summaries};
+use super::catalogue::Summaries;
 use super::facets::{metric_vs, VsSpec};
 use super::figure::{Kind, Line, LineFig};
 use super::format::{metric_label, unit_of_metric, Unit};
 use crate::error::{Error, Result};
-use crate::pipeline::{self, estimates, f64_values, str_values};
+use crate::pipeline::{self, estimates, f64_values, str_values, SpeedupPair};
 use crate::store::Results;
-use locklab_model::plan::{Plan, PlotSpec, Point, Value};
+use locklab_model::plan::{Plan, PlotSpec, Point, Target, Value};
+use locklab_model::select;
 use polars::prelude::DataFrame;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,39 +47,20 @@ pub(super) fn key_value(p: &Point, key: &str) -> Option<Value> {
     }
 }
 
-pub(super) fn matches_select(p: &Point, mode: &str, select: &[(String, Value)]) -> bool {
-    select.iter().all(|(k, v)| {
-        if k == "mode" {
-            return v.label() == mode;
-        }
-        match key_value(p, k) {
-            Some(pv) => match (pv.as_f64(), v.as_f64()) {
-                (Some(a), Some(b)) => a == b,
-                _ => pv.label() == v.label(),
-            },
-            None => true, // result dimensions are applied by the caller
-        }
-    })
+/// The axes, in plan order, along which `pts` differ ([`select::varying_axes`]),
+/// except `x`.
+pub(super) fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
+    select::varying_axes(&plan.axes, pts)
+        .into_iter()
+        .filter(|k| *k != x)
+        .map(str::to_string)
+        .collect()
 }
 
-/// Axes (plus lock) that vary among the given points, except `x`.
-pub(super) fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
-    let mut keys: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
-    for k in ["lock", "threads"] {
-        if !keys.iter().any(|a| a == k) {
-            keys.push(k.into());
-        }
-    }
-    keys.into_iter()
-        .filter(|k| k != x)
-        .filter(|k| {
-            let vals: BTreeSet<String> = pts
-                .iter()
-                .map(|p| key_value(p, k).map(|v| v.label()).unwrap_or_default())
-                .collect();
-            vals.len() > 1
-        })
-        .collect()
+/// Series and facet names show a lock by its name alone (`cna15`, not
+/// `lock=cna15`).
+pub(super) fn is_lock_key(p: &Point, key: &str) -> bool {
+    key == "lock" || p.lock.axis.as_deref() == Some(key)
 }
 
 pub(super) fn series_name(p: &Point, keys: &[String]) -> String {
@@ -90,7 +72,7 @@ pub(super) fn series_name(p: &Point, keys: &[String]) -> String {
             let v = key_value(p, k)
                 .map(|v| v.label())
                 .unwrap_or_else(|| "—".into());
-            if k == "lock" {
+            if is_lock_key(p, k) {
                 v
             } else {
                 format!("{k}={v}")
@@ -113,13 +95,11 @@ pub(super) fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String 
 
 pub(super) const ROW_DIMS: &[&str] = locklab_model::plan::ROW_DIMENSIONS;
 
-/// Rows of a row-level summary that satisfy the row dimensions of `select`.
-pub(super) fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {
+/// Rows of a row-level summary that hold the values of the row selectors `rows`
+/// (a dimension the summary lacks, such as `thread` per node, is not applied).
+pub(super) fn row_dims_match(df: &DataFrame, rows: &[(String, Value)]) -> Result<Vec<bool>> {
     let mut ok = vec![true; df.height()];
-    for (k, v) in select
-        .iter()
-        .filter(|(k, _)| ROW_DIMS.contains(&k.as_str()))
-    {
+    for (k, v) in rows {
         if df.column(k).is_err() {
             continue;
         }
@@ -140,6 +120,8 @@ pub(super) fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Resu
 }
 
 /// The figures of one `plot` of the plan in `mode`: (facet label, figure) pairs.
+/// The points shown are the plot's targets read in `mode`, as the language
+/// resolved them (for `speedup`, each over its own baseline point).
 pub(super) fn spec_fig(
     results: &Results,
     sums: &Summaries,
@@ -147,41 +129,55 @@ pub(super) fn spec_fig(
     mode: &str,
 ) -> Result<Vec<(String, Kind)>> {
     let plan = results.plan();
+    let fail = |message: String| Error::Plot {
+        plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+        message,
+    };
+    if spec.targets.iter().any(Target::is_unresolved) || spec.targets.is_empty() {
+        return Err(fail(
+            "its points are not resolved in the plan (a plan written by an older locklab); run the experiment again".into(),
+        ));
+    }
+    let targets: Vec<&Target> = spec
+        .targets
+        .iter()
+        .filter(|t| t.modes.iter().any(|m| m.as_str() == mode))
+        .filter(|t| (t.point as usize) < plan.points.len())
+        .collect();
+    let Some(first) = targets.first() else {
+        return Ok(Vec::new());
+    };
+    let shown: BTreeSet<u32> = targets.iter().map(|t| t.point).collect();
+    // The selection's row dimensions: the same for every point.
+    let row_sel = &first.rows;
     let log = (Some(spec.log_x), Some(spec.log_y));
     let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
     if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
         // A thread or hand-off metric against thread, cpu, node, from_node or to_node:
-        // one line per point (or per group value) among the selected points.
+        // one line per point (or per group value) among the shown points.
         let df = match spec.x.as_str() {
             "node" => &sums.nodes,
             "from_node" | "to_node" => &sums.handoffs,
             _ => &sums.threads,
         };
         if df.column(&spec.metric).is_err() {
-            return Err(Error::Plot {
-                plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
-                message: format!("no metric named \"{}\" per {}", spec.metric, spec.x),
-            });
+            return Err(fail(format!(
+                "no metric named \"{}\" per {}",
+                spec.metric, spec.x
+            )));
         }
         let est = estimates(df, &spec.metric)?;
         let xs = f64_values(df, &spec.x)?;
-        let keep = row_dims_match(df, &spec.select)?;
-        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-        let pts_sel: Vec<&Point> = plan
-            .points
-            .iter()
-            .filter(|p| matches_select(p, mode, &spec.select))
-            .collect();
+        let keep = row_dims_match(df, row_sel)?;
+        let pts: Vec<&Point> = shown.iter().map(|&i| &plan.points[i as usize]).collect();
         let keys = match group {
             Some(g) => g.to_vec(),
-            None => varying(plan, &pts_sel, &spec.x),
+            None => varying(plan, &pts, &spec.x),
         };
+        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for r in rows(plan, df)? {
-            if r.mode != mode
-                || !keep[r.i]
-                || !matches_select(r.point, mode, &spec.select)
-                || est[r.i].is_nan()
-            {
+            let p = r.point.index as u32;
+            if r.mode != mode || !keep[r.i] || !shown.contains(&p) || est[r.i].is_nan() {
                 continue;
             }
             let e = est[r.i];
@@ -225,12 +221,18 @@ pub(super) fn spec_fig(
     }
     let df;
     let source = if spec.metric == "speedup" {
-        let Some(b) = spec.baseline.clone().or_else(|| known_baseline(plan)) else {
-            return Ok(Vec::new());
-        };
-        df = pipeline::speedup(results, &b)?;
+        let pairs: Vec<SpeedupPair> = targets
+            .iter()
+            .filter_map(|t| {
+                t.baseline.map(|baseline| SpeedupPair {
+                    point: t.point,
+                    baseline,
+                })
+            })
+            .collect();
+        df = pipeline::speedup_of(results, &pairs)?;
         &df
-    } else if let Some(sel) = pipeline::selected_summary(results, &spec.select)? {
+    } else if let Some(sel) = pipeline::selected_summary(results, row_sel)? {
         // `remote = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
         df = sel;
         &df
@@ -238,21 +240,15 @@ pub(super) fn spec_fig(
         &sums.points
     };
     if source.column(&spec.metric).is_err() {
-        return Err(Error::Plot {
-            plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
-            message: format!("no metric named \"{}\" in these results", spec.metric),
-        });
+        return Err(fail(format!(
+            "no metric named \"{}\" in these results",
+            spec.metric
+        )));
     }
-    let skip = if spec.metric == "speedup" {
-        spec.baseline.as_deref()
-    } else {
-        None
-    };
     let vs = VsSpec {
         group,
-        select: &spec.select,
+        points: Some(&shown),
         log,
-        skip_lock: skip,
         ..VsSpec::new(&spec.metric, &spec.x, mode)
     };
     Ok(metric_vs(plan, source, &vs)?

@@ -4,8 +4,10 @@ use locklab_analysis::load_results;
 use locklab_model::plan::*;
 
 fn run(kinds: Vec<(&str, ClaimKind)>) -> Vec<ClaimResult> {
-    let mut plan = plan();
-    plan.claims = kinds.into_iter().map(|(id, k)| claim(id, k)).collect();
+    let plan = with_claims(
+        plan(),
+        kinds.into_iter().map(|(id, k)| claim(id, k)).collect(),
+    );
     let dir = results_dir(&plan);
     let r = load_results(dir.path()).unwrap();
     claims::evaluate(&plan, &r)
@@ -327,79 +329,30 @@ fn thread_and_handoff_selectors() {
 }
 
 #[test]
-fn errors_say_what_is_wrong() {
+fn what_the_results_cannot_give_errs_or_skips() {
+    // Selections the language rejects never reach the analysis; what remains is
+    // what only the results can tell.
+    let stock4 = |extra: &[(&'static str, Value)]| {
+        let mut v = vec![("lock", s("stock")), ("threads", Value::Int(4))];
+        v.extend(extra.iter().cloned());
+        v
+    };
     let r = run(vec![
-        (
-            "typo",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput_ops_s",
-                    &[("thresold", Value::Duration(MS))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "nopoint",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput_ops_s",
-                    &[("threshold", Value::Duration(5 * MS))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "ambiguous",
-            ClaimKind::Band {
-                expr: metric(mref("throughput_ops_s", &[("lock", s("cna"))], None)),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "metric",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput",
-                    &[("lock", s("stock")), ("threads", Value::Int(4))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
         (
             "nan",
             ClaimKind::Band {
-                expr: metric(mref(
-                    "cpu_wall_ratio",
-                    &[("lock", s("stock")), ("threads", Value::Int(4))],
-                    None,
-                )),
+                expr: metric(mref("cpu_wall_ratio", &stock4(&[]), None)),
                 lo: 0.97,
                 hi: f64::INFINITY,
                 strict: false,
             },
         ),
         (
-            "nobase",
+            "nocpu",
             ClaimKind::Band {
                 expr: metric(mref(
-                    "speedup",
-                    &[
-                        ("lock", s("cna")),
-                        ("threshold", Value::Duration(MS)),
-                        ("threads", Value::Int(4)),
-                    ],
+                    "wait_p99_ns",
+                    &stock4(&[("cpu", Value::Int(99))]),
                     None,
                 )),
                 lo: 0.0,
@@ -412,11 +365,7 @@ fn errors_say_what_is_wrong() {
             ClaimKind::Band {
                 expr: metric(mref(
                     "throughput_ops_s",
-                    &[
-                        ("mode", s("native")),
-                        ("lock", s("stock")),
-                        ("threads", Value::Int(4)),
-                    ],
+                    &stock4(&[("mode", s("native"))]),
                     None,
                 )),
                 lo: 0.0,
@@ -426,48 +375,167 @@ fn errors_say_what_is_wrong() {
         ),
     ]);
     let d = |id: &str| one(&r, id);
-    assert_eq!(d("typo").verdict, Verdict::Error);
-    assert!(
-        d("typo").detail.contains("did you mean \"threshold\""),
-        "{}",
-        d("typo").detail
-    );
-    assert!(
-        d("nopoint").detail.contains("threshold=5ms"),
-        "{}",
-        d("nopoint").detail
-    );
-    assert!(
-        d("ambiguous").detail.contains("matches 6 points"),
-        "{}",
-        d("ambiguous").detail
-    );
-    assert!(
-        d("ambiguous").detail.contains("threshold, threads"),
-        "{}",
-        d("ambiguous").detail
-    );
-    assert!(
-        d("metric")
-            .detail
-            .contains("did you mean \"throughput_ops_s\""),
-        "{}",
-        d("metric").detail
-    );
+    assert_eq!(d("nan").verdict, Verdict::Error);
     assert!(
         d("nan").detail.contains("not measured in simulation"),
         "{}",
         d("nan").detail
     );
-    assert_eq!(d("nan").verdict, Verdict::Error);
+    assert_eq!(d("nocpu").verdict, Verdict::Error);
     assert!(
-        d("nobase").detail.contains("needs a baseline"),
+        d("nocpu").detail.contains("no thread rows") && d("nocpu").detail.contains("cpu=99"),
         "{}",
-        d("nobase").detail
+        d("nocpu").detail
     );
-    assert_eq!(d("native").verdict, Verdict::Skipped, "{:?}", d("native"));
+    let native = d("native");
+    assert_eq!(native.verdict, Verdict::Skipped, "{native:?}");
+    assert!(
+        native.detail.contains("has no records in mode native"),
+        "{}",
+        native.detail
+    );
     let gating = VerdictCounts::gating(&r);
     assert!(gating.error > 0 && gating.skipped > 0, "{gating:?}");
+}
+
+#[test]
+fn a_pinned_baseline_is_the_point_the_plan_names() {
+    // cna at 4 threads over stock at 16 threads (`over stock[threads = 16]`):
+    // 1e6 / 0.5e6. The baseline rule alone would pick stock at 4 threads (1.0).
+    let mut m = mref(
+        "speedup",
+        &[
+            ("lock", s("cna")),
+            ("threshold", Value::Duration(MS)),
+            ("threads", Value::Int(4)),
+        ],
+        Some("stock"),
+    );
+    m.baseline_select = vec![("threads".into(), Value::Int(16))];
+    let plan = with_claims(
+        plan(),
+        vec![
+            claim(
+                "pinned",
+                ClaimKind::Band {
+                    expr: metric(m),
+                    lo: 1.9,
+                    hi: 2.1,
+                    strict: false,
+                },
+            ),
+            claim(
+                "rule",
+                ClaimKind::Band {
+                    expr: sp(Value::Duration(MS), 4),
+                    lo: 0.9,
+                    hi: 1.1,
+                    strict: false,
+                },
+            ),
+        ],
+    );
+    let ClaimKind::Band {
+        expr: Expr::Metric(m),
+        ..
+    } = &plan.claims[0].kind
+    else {
+        unreachable!()
+    };
+    let base = &plan.points[m.target.baseline.unwrap() as usize];
+    assert_eq!((base.lock.name.as_str(), base.threads), ("stock", 16));
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let pinned = one(&r, "pinned");
+    assert_eq!(pinned.verdict, Verdict::Pass, "{pinned:?}");
+    assert!((pinned.measured.unwrap().value - 2.0).abs() < 1e-9);
+    assert_eq!(
+        pinned.terms[0].label,
+        "speedup[lock=cna, threshold=1ms, threads=4] over stock[threads=16]"
+    );
+    assert_eq!(one(&r, "rule").verdict, Verdict::Pass);
+    // Without pins the label is as written before pins existed.
+    assert_eq!(
+        one(&r, "rule").terms[0].label,
+        "speedup[lock=cna, threshold=1ms, threads=4] over stock"
+    );
+}
+
+#[test]
+fn a_trend_over_cpus_reads_the_rows_the_point_has() {
+    let p99 = || {
+        mref(
+            "wait_p99_ns",
+            &[
+                ("lock", s("cna")),
+                ("threshold", Value::Duration(MS)),
+                ("threads", Value::Int(16)),
+            ],
+            None,
+        )
+    };
+    let trend = |values: Vec<Value>, direction| ClaimKind::Trend {
+        metric: p99(),
+        axis: "cpu".into(),
+        values,
+        direction,
+        min_rho: 0.8,
+        series: Default::default(),
+    };
+    let down: Vec<Value> = [12, 8, 4, 0].map(Value::Int).to_vec();
+    let plan = with_claims(
+        plan(),
+        vec![
+            claim("rows", trend(vec![], TrendDirection::Increasing)),
+            claim("listed", trend(down, TrendDirection::Decreasing)),
+        ],
+    );
+    let ClaimKind::Trend { series, .. } = &plan.claims[0].kind else {
+        unreachable!()
+    };
+    assert!(
+        matches!(series, TrendSeries::Rows { target } if target.rows.is_empty()),
+        "{series:?}"
+    );
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    // The point's 16 CPUs, ascending: p99 rises with the CPU id.
+    let rows = one(&r, "rows");
+    assert_eq!(rows.verdict, Verdict::Pass, "{rows:?}");
+    assert_eq!(rows.measured.unwrap().value, 1.0);
+    assert_eq!(rows.terms.len(), 16);
+    assert_eq!(
+        rows.terms[3].label,
+        "wait_p99_ns[lock=cna, threshold=1ms, threads=16, cpu=3]"
+    );
+    assert_eq!(rows.terms[3].value.value, 4002.0);
+    let listed = one(&r, "listed");
+    assert_eq!(listed.verdict, Verdict::Pass, "{listed:?}");
+    assert_eq!(listed.terms.len(), 4);
+    assert!(
+        listed.detail.contains("over cpu = 12: "),
+        "{}",
+        listed.detail
+    );
+}
+
+#[test]
+fn a_plan_without_resolved_references_is_an_error() {
+    // As a plan written before references were resolved reads.
+    let mut plan = plan();
+    plan.claims = vec![claim(
+        "old",
+        ClaimKind::Band {
+            expr: sp(Value::Duration(MS), 16),
+            lo: 1.0,
+            hi: 2.0,
+            strict: false,
+        },
+    )];
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    assert_eq!(r[0].verdict, Verdict::Error, "{:?}", r[0]);
+    assert!(r[0].detail.contains("not resolved"), "{}", r[0].detail);
 }
 
 #[test]
@@ -494,6 +562,7 @@ fn non_gating_claims_report_and_do_not_gate() {
     );
     ok.line = 12;
     plan.claims = vec![c, ok];
+    resolve(&mut plan);
     let dir = results_dir(&plan);
     let r = load_results(dir.path()).unwrap();
     let res = claims::evaluate(&plan, &r);
@@ -539,11 +608,20 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
             },
         )
     };
+    let mut no_cpu = m("nocpu", "wait_p99_ns");
+    if let ClaimKind::Band {
+        expr: Expr::Metric(r),
+        ..
+    } = &mut no_cpu.kind
+    {
+        r.select.push(("cpu".into(), Value::Int(99)));
+    }
     plan.claims = vec![
         m("short", "window_fairness_factor_max"),
         m("measured", "fairness_factor"),
-        m("typo", "window_fairness_factor_mx"),
+        no_cpu,
     ];
+    resolve(&mut plan);
     // Every repetition of every point measured 20 ms against 100 ms fairness windows:
     // no full window, so the windowed fairness factor is NaN throughout.
     let dir = tempfile::tempdir().unwrap();
@@ -572,9 +650,9 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
         short.detail
     );
     assert_ne!(one(&r, "measured").verdict, Verdict::Error);
-    // A real mistake still errs.
-    assert_eq!(one(&r, "typo").verdict, Verdict::Error);
-    // The typo is the only error among the gating claims.
+    // Rows the point does not have still err.
+    assert_eq!(one(&r, "nocpu").verdict, Verdict::Error);
+    // They are the only error among the gating claims.
     let gating = VerdictCounts::gating(&r);
     assert_eq!(gating.error, 1, "{gating:?}");
     assert!(gating.inconclusive > 0, "{gating:?}");

@@ -101,6 +101,7 @@ fn plan_with_claims_and_plots() -> Plan {
             targets: vec![],
         },
     ];
+    resolve(&mut p);
     p
 }
 

@@ -7,11 +7,11 @@ use crate::diag::{did_you_mean, suggestion, Label, Span};
 use crate::resolve::Ctx;
 use crate::syntax::{Ident, MetricAst, Val};
 use crate::units::{self, cmp_values, value_text};
-use locklab_model::metrics;
+use locklab_model::metrics::{self, Table};
 use locklab_model::plan::{
     Axis, MetricRef, Mode, Point, Target, TrendSeries, TrendStep, Value, DIMENSIONS,
 };
-use locklab_model::select::{self, BaselineQuery, NoBaseline};
+use locklab_model::select::{self, BaselineQuery, NoBaseline, NoTable};
 use std::collections::BTreeSet;
 
 /// What references are checked and resolved against.
@@ -265,6 +265,20 @@ pub fn written<'a>(
         }
         (None, _) => None,
     };
+    if ok && baseline.is_none() {
+        let rows: Vec<(String, Value)> = select
+            .iter()
+            .filter(|(k, _)| select::is_row_key(k))
+            .cloned()
+            .collect();
+        let span_of = |key: &str| {
+            items
+                .iter()
+                .find(|(k, _)| k.name == key)
+                .map_or(m.span, |(k, _)| k.span)
+        };
+        ok &= check_table(ctx, file, name, &rows, span_of);
+    }
     ok.then(|| Written {
         ast: m,
         mref: MetricRef {
@@ -275,6 +289,52 @@ pub fn written<'a>(
             target: Target::default(),
         },
     })
+}
+
+/// The rows a reference selects must be of one table that measures its metric
+/// (`select::table`): `throughput_ops_s[cpu = 1]` names thread rows, which have no
+/// throughput. `span_of` locates a selector key.
+pub fn check_table(
+    ctx: &mut Ctx,
+    file: usize,
+    metric: &str,
+    rows: &[(String, Value)],
+    span_of: impl Fn(&str) -> Span,
+) -> bool {
+    let Some(m) = metrics::get(metric) else {
+        return true;
+    };
+    let err = match select::table(m, rows) {
+        Ok(_) => return true,
+        Err(e) => e,
+    };
+    match err {
+        NoTable::Mixed { thread, handoff } => {
+            ctx.err(
+                file,
+                span_of(&handoff),
+                format!("`{thread}` selects thread rows and `{handoff}` hand-off rows"),
+            )
+            .set_label("another table")
+            .help = Some("a reference reads one table: select threads or hand-offs".into());
+        }
+        NoTable::NotIn { metric, table, key } => {
+            let (rows, per) = match table {
+                Table::Threads => ("thread", "per thread"),
+                Table::Handoffs => ("hand-off", "per hand-off pair"),
+                Table::Points => ("point", "per point"),
+            };
+            let names: Vec<&str> = metrics::in_table(table).map(|m| m.name).collect();
+            ctx.err(
+                file,
+                span_of(&key),
+                format!("`{key}` selects {rows} rows, which do not measure `{metric}`"),
+            )
+            .set_label(format!("no `{metric}` here"))
+            .help = Some(format!("measured {per}: {}", names.join(", ")));
+        }
+    }
+    false
 }
 
 /// The baseline of `over LOCK` must be a value of the lock axis.
@@ -541,6 +601,11 @@ pub fn resolve_trend(
     };
     let Some(plan_axis) = scope.axes.iter().find(|a| a.name == axis.name) else {
         // A result dimension: one point, whose rows vary.
+        let mut rows = w.rows();
+        rows.push((axis.name.clone(), Value::Int(0)));
+        if !check_table(ctx, scope.file, w.name(), &rows, |_| axis.span) {
+            return None;
+        }
         let target = r.target(ctx, w, matched[0])?;
         if listed.is_empty() {
             return Some(TrendSeries::Rows { target });

@@ -15,7 +15,10 @@ use crate::diag::Diagnostic;
 use crate::resolve::{Ctx, Env, Obj};
 use crate::syntax::{Experiment, Stmt};
 use crate::LoadOptions;
-use locklab_model::plan::{Axis, Plan, SourceFile, Topology, PLAN_SCHEMA_VERSION};
+use locklab_model::cost::{estimate_secs, Timing, MAX_ESTIMATED_SECS};
+use locklab_model::plan::{
+    Axis, Mode, Plan, Point, RunSpec, SourceFile, Topology, PLAN_SCHEMA_VERSION,
+};
 use sha2::{Digest, Sha256};
 
 const EXPERIMENT_KEYS: &[&str] = &[
@@ -132,6 +135,10 @@ pub fn experiment(
         }
     }
 
+    if let (Some(r), false) = (&run, opts.allow_huge) {
+        ok &= within_budget(ctx, &o, r, &points, opts.quick);
+    }
+
     if !ok || ctx.diags.iter().any(Diagnostic::is_error) {
         return None;
     }
@@ -156,6 +163,42 @@ pub fn experiment(
         plots,
         sources,
     })
+}
+
+/// The run's estimated work in each mode (`locklab_model::cost`) stays under the
+/// cap, or the `run` block is told so.
+fn within_budget(ctx: &mut Ctx, o: &Obj, run: &RunSpec, points: &[Point], quick: bool) -> bool {
+    let t = Timing::of(run, quick);
+    for &mode in &run.modes {
+        let secs = estimate_secs(points, t, mode);
+        if secs > MAX_ESTIMATED_SECS {
+            let span = o.prop("run").map_or(o.span, |p| p.key.span);
+            let how = match mode {
+                Mode::Sim => "simulated on one core",
+                Mode::Native => "natively",
+            };
+            ctx.err(
+                o.file,
+                span,
+                format!(
+                    "this run would take about {:.0} h {how}, more than the {:.0} h allowed",
+                    secs / 3600.0,
+                    MAX_ESTIMATED_SECS / 3600.0
+                ),
+            )
+            .set_label(format!(
+                "{} points × {} repetitions",
+                points.len(),
+                t.repetitions
+            ))
+            .help = Some(
+                "lower `repetitions`, `duration` or the points, or pass --allow-huge to run it anyway"
+                    .into(),
+            );
+            return false;
+        }
+    }
+    true
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -1,7 +1,9 @@
 //! End-to-end tests of the `locklab` command: one binary, one module per concern.
 
 mod cli;
+mod durable;
 mod experiments;
+mod hostile;
 mod notebooks;
 mod topo;
 

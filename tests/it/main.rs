@@ -5,6 +5,7 @@ mod durable;
 mod experiments;
 mod hostile;
 mod notebooks;
+mod slurm;
 mod topo;
 
 use std::path::{Path, PathBuf};

@@ -24,6 +24,9 @@ pub const MAX_WAKEUP_TASKS: u32 = 4_096;
 /// Virtual NUMA node ids run from 0 to this minus one (at most one node per
 /// simulated thread is ever needed).
 pub const MAX_VIRTUAL_NODES: u32 = MAX_SIM_THREADS;
+/// Claims, and plots, of one experiment (each is resolved against every point).
+pub const MAX_CLAIMS: usize = 1_000;
+pub const MAX_PLOTS: usize = 1_000;
 /// A run may be estimated to take at most this long in one mode (simulation on one
 /// core) unless the user insists (`--allow-huge`).
 pub const MAX_ESTIMATED_SECS: f64 = 24.0 * 3600.0;

@@ -11,11 +11,11 @@ mod refs;
 mod run;
 mod sweep;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::resolve::{Ctx, Env, Obj};
 use crate::syntax::{Experiment, Stmt};
 use crate::LoadOptions;
-use locklab_model::cost::{estimate_secs, Timing, MAX_ESTIMATED_SECS};
+use locklab_model::cost::{estimate_secs, Timing, MAX_CLAIMS, MAX_ESTIMATED_SECS, MAX_PLOTS};
 use locklab_model::plan::{
     Axis, Mode, Plan, Point, RunSpec, SourceFile, Topology, PLAN_SCHEMA_VERSION,
 };
@@ -103,8 +103,12 @@ pub fn experiment(
         .collect();
     for ms in &modes {
         for (ai, _, values) in &ms.overrides {
+            // Values are told apart by label (what a point's id holds) in a set: axes
+            // may be long.
+            let mut seen: std::collections::BTreeSet<String> =
+                plan_axes[*ai].values.iter().map(|v| v.label()).collect();
             for v in values {
-                if !plan_axes[*ai].values.contains(v) {
+                if seen.insert(v.label()) {
                     plan_axes[*ai].values.push(v.clone());
                 }
             }
@@ -124,7 +128,32 @@ pub fn experiment(
         points: (run.is_some() && combos_ok && points_ok && !points.is_empty())
             .then_some(points.as_slice()),
         lock_axis: inputs.lock_axis(),
+        index: refs::PointIndex::new(&points),
+        budget: std::cell::Cell::new(refs::MAX_RESOLVE_WORK),
+        exhausted: std::cell::Cell::new(false),
     };
+    // Each claim and plot is resolved against every point: their number is bounded
+    // so that checking stays near linear in the file.
+    let claim_spans: Vec<Span> = expects
+        .iter()
+        .flat_map(|e| e.claims.iter().map(|c| c.span))
+        .collect();
+    let plot_spans: Vec<Span> = plot_stmts.iter().map(|p| p.span).collect();
+    for (spans, max, what) in [
+        (&claim_spans, MAX_CLAIMS, "claims"),
+        (&plot_spans, MAX_PLOTS, "plots"),
+    ] {
+        if let Some(&extra) = spans.get(max) {
+            ctx.err(
+                file,
+                extra,
+                format!("an experiment has at most {max} {what}"),
+            )
+            .set_label("one too many")
+            .help = Some("split the experiment".into());
+            return None;
+        }
+    }
     let (claims, claims_ok) = claims::claims(ctx, &scope, &expects);
     ok &= claims_ok;
     let mut plots = Vec::new();

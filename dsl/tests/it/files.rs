@@ -52,7 +52,10 @@ fn refused(c: &Checked, shown: &str, what: &str) {
     let errors: Vec<_> = c.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert_eq!(errors.len(), 1, "{shown}");
     assert!(errors[0].message.contains(what), "{shown}");
-    assert!(!shown.contains(SECRET), "the refusal shows the file:\n{shown}");
+    assert!(
+        !shown.contains(SECRET),
+        "the refusal shows the file:\n{shown}"
+    );
     assert!(c.sources.iter().all(|(_, t)| !t.contains(SECRET)));
 }
 
@@ -153,7 +156,9 @@ fn a_matrix_that_is_not_a_csv_is_not_quoted() {
     let errors: Vec<_> = c.diagnostics.iter().filter(|d| d.is_error()).collect();
     assert_eq!(errors.len(), 1, "{shown}");
     assert!(
-        errors[0].message.contains("line 2, column 1: not a latency"),
+        errors[0]
+            .message
+            .contains("line 2, column 1: not a latency"),
         "{shown}"
     );
     assert!(!shown.contains(SECRET), "{shown}");

@@ -201,3 +201,21 @@ fn mutated_experiments_never_panic() {
         }
     });
 }
+
+/// Inputs the fuzzers found (`dsl/tests/fuzz/*.lab`, as `fuzz.lab` beside the
+/// shipped libraries) hold to the same properties on every run.
+#[test]
+fn fuzz_finds_stay_fixed() {
+    let files = corpus();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "lab") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            check_one(&files, "fuzz.lab", text, true);
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no regression inputs in {}", dir.display());
+}

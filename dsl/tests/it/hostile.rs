@@ -21,8 +21,16 @@ fn located(text: &str, message: &str, max_bytes: usize) -> String {
     let shown = render(&c.diagnostics, &c.sources, false);
     assert!(c.has_errors(), "no error");
     let first = c.diagnostics.iter().find(|d| d.is_error()).unwrap();
-    assert!(first.message.contains(message), "{}", &shown[..shown.len().min(2000)]);
-    assert!(shown.contains("[f.lab:"), "{}", &shown[..shown.len().min(2000)]);
+    assert!(
+        first.message.contains(message),
+        "{}",
+        &shown[..shown.len().min(2000)]
+    );
+    assert!(
+        shown.contains("[f.lab:"),
+        "{}",
+        &shown[..shown.len().min(2000)]
+    );
     assert!(
         shown.len() <= max_bytes,
         "{} bytes of diagnostics:\n{}",
@@ -49,7 +57,10 @@ fn brackets_nested_100000_deep_are_refused_at_the_limit() {
 fn a_megabyte_identifier_gives_a_short_diagnostic() {
     let text = format!("lock {} = mcsx\n", "a".repeat(1_000_000));
     located(&text, "unknown lock algorithm `mcsx`", 2_000);
-    let text = experiment(&format!("  expect {}[lock = tas] <= 1", "m".repeat(1_000_000)));
+    let text = experiment(&format!(
+        "  expect {}[lock = tas] <= 1",
+        "m".repeat(1_000_000)
+    ));
     located(&text, "unknown metric", 3_000);
 }
 
@@ -91,4 +102,23 @@ fn a_span_never_splits_a_character() {
         }
         assert!(render(&c.diagnostics, &c.sources, false).contains("after the experiment block"));
     }
+}
+
+#[test]
+fn claims_are_bounded_in_number_and_in_the_points_they_read() {
+    let claims: String = (0..1_001)
+        .map(|i| format!("  expect c{i}: bypass_max[lock = tas, threads = 2] <= 1\n"))
+        .collect();
+    located(&experiment(&claims), "at most 1000 claims", 3_000);
+    // 100 trends over a 20,000-value axis: two million steps to resolve.
+    let values: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+    let trends: String = (0..100)
+        .map(|_| "  expect bypass_max[lock = tas] increasing over x\n".to_string())
+        .collect();
+    let text = HEAD.to_string()
+        + &format!(
+            "experiment e {{\n  topology = t\n  workload = w\n  sweep {{ lock = [tas], threads = [1], x = [{}] }}\n  run {{ modes = [sim], duration = 1ms }}\n{trends}}}\n",
+            values.join(",")
+        );
+    located(&text, "the claims and plots ask for too much", 3_000);
 }

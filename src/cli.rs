@@ -112,7 +112,8 @@ pub struct RunArgs {
     /// Short durations and few repetitions, for a first look in seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Parallel simulation jobs (default: all cores). Never changes the results.
+    /// Parallel simulation jobs (default and at most: the cores, and no more than the
+    /// records to run). Never changes the results.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run only shard I of N (deterministic split of the points), e.g. 2/8.

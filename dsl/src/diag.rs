@@ -392,8 +392,13 @@ impl View {
         // the file it keeps.
         let mut text = String::new();
         let mut kept: Vec<(usize, usize, usize, usize)> = Vec::new(); // file_from, file_to, text_at, line
-        for l in first_line..=last_line {
-            let (ls, le) = (starts[l], line_end(l));
+        for (l, &ls) in starts
+            .iter()
+            .enumerate()
+            .take(last_line + 1)
+            .skip(first_line)
+        {
+            let le = line_end(l);
             if let Some(anchor) = shown.get(&l) {
                 let line = &source[ls..le];
                 let (from, to) = window(line, anchor.map_or(0, |a| a.saturating_sub(ls)));

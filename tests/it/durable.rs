@@ -46,7 +46,10 @@ fn failed_with(out: &Output, cause: &str) {
 }
 
 /// A tmpfs of `size` mounted at a fresh directory, unmounted on drop.
-struct Tmpfs(PathBuf, tempfile::TempDir);
+struct Tmpfs {
+    at: PathBuf,
+    _parent: tempfile::TempDir,
+}
 
 impl Tmpfs {
     fn mount(size: &str) -> Result<Tmpfs, String> {
@@ -61,13 +64,13 @@ impl Tmpfs {
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
         }
-        Ok(Tmpfs(at, tmp))
+        Ok(Tmpfs { at, _parent: tmp })
     }
 }
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        let _ = std::process::Command::new("umount").arg(&self.at).status();
     }
 }
 
@@ -86,7 +89,7 @@ fn a_full_disk_is_exit_3_with_its_cause_and_the_run_is_not_complete() {
             }
         };
         mounted += 1;
-        let dir = fs.0.join("r");
+        let dir = fs.at.join("r");
         let out = locklab()
             .args(["run", "--quick", "--out"])
             .arg(&dir)

@@ -1,8 +1,11 @@
 //! End-to-end tests of the `locklab` command: one binary, one module per concern.
 
 mod cli;
+mod durable;
 mod experiments;
+mod hostile;
 mod notebooks;
+mod slurm;
 mod topo;
 
 use std::path::{Path, PathBuf};

@@ -34,7 +34,7 @@ pub use draw::register_fonts;
 pub use figure::Figure;
 pub use format::metric_label;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::Results;
 use crate::util;
 use std::collections::BTreeSet;
@@ -60,6 +60,9 @@ pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
     for r in drawn {
         match r {
             Ok(fig) => figures.push(fig),
+            // A figure that cannot be written (a full disk) fails the report; one
+            // that cannot be drawn is a warning in it.
+            Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => warnings.push(e.to_string()),
         }
     }

@@ -291,6 +291,7 @@ pub fn manifest(plan: &Plan) -> Manifest {
             ..HostInfo::default()
         },
         plan: plan.clone(),
+        shards: Vec::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! These are the rows of `points.parquet`, `threads.parquet` and `handoffs.parquet`
 //! (written by `locklab-analysis`, so that this crate stays free of polars). Column
-//! names carry units. Metric definitions are in `crate::stats` and METRICS.md.
+//! names carry units. Metric definitions are in `crate::stats` and docs/metrics.md.
 
 use crate::plan::Mode;
 use serde::{Deserialize, Serialize};

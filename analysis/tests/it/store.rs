@@ -65,7 +65,7 @@ fn round_trip_keeps_every_column_and_row() {
     assert!(f64_values(&points, "schema_version")
         .unwrap()
         .iter()
-        .all(|v| *v == 1.0));
+        .all(|v| *v == locklab_analysis::store::RESULTS_SCHEMA_VERSION as f64));
 
     let threads = collect(&r.threads);
     let expected: u32 = plan.points.iter().map(|p| p.threads).sum::<u32>() * REPS;

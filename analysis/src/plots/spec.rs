@@ -321,7 +321,8 @@ fn node_heats(plan: &Plan, sel: &Selected, rest: &[String]) -> Result<Vec<(Strin
     let to = f64_values(df, "to_node")?;
     let count = estimates(df, "count")?;
     // facet label → ((from, to) → (value, count)), in first-seen order.
-    let mut facets: Vec<(String, BTreeMap<(u32, u32), (f64, f64)>)> = Vec::new();
+    type Cells = BTreeMap<(u32, u32), (f64, f64)>;
+    let mut facets: Vec<(String, Cells)> = Vec::new();
     for r in rows(plan, df)? {
         let p = r.point.index as u32;
         if r.mode != mode || !keep[r.i] || !shown.contains(&p) || est[r.i].is_nan() {

@@ -27,32 +27,6 @@ pub(super) struct Facet {
     pub(super) points: BTreeSet<u32>,
 }
 
-/// Split `keys` (the series grouping) into facet keys and series keys: while some
-/// figure would hold more than [`MAX_SERIES`] series, the first key (in the plan's
-/// axis order) that does not name the lock ([`names_lock`]) becomes a facet: one
-/// figure per value. Locks stay together, as they are what a figure compares.
-pub(super) fn split_facets(rows: &[Row], keys: &[String]) -> (Vec<String>, Vec<String>) {
-    let mut facet: Vec<String> = Vec::new();
-    let mut series: Vec<String> = keys.to_vec();
-    loop {
-        let mut per: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for r in rows {
-            per.entry(series_name(r.point, &facet))
-                .or_default()
-                .insert(series_name(r.point, &series));
-        }
-        let most = per.values().map(BTreeSet::len).max().unwrap_or(0);
-        if most <= MAX_SERIES {
-            break;
-        }
-        let Some(i) = series.iter().position(|k| !names_lock(rows, k)) else {
-            break;
-        };
-        facet.push(series.remove(i));
-    }
-    (facet, series)
-}
-
 /// Whether `key` says which lock a series is: the lock axis, or one of the lock's own
 /// parameters (cna's threshold). Figures split on other keys first, so that a lock is
 /// never parted from its baseline.
@@ -61,11 +35,13 @@ fn names_lock(rows: &[Row], key: &String) -> bool {
         .any(|r| is_lock_key(r.point, key) || r.point.lock.params.contains(key))
 }
 
-/// Series keys past what one figure encodes become facets: colour shows one key and
-/// marker and dash a second, so with three keys or more, or with two keys and more
-/// than [`TWO_KEY_SERIES`] series, the first key that is not the lock's is split off
-/// into small multiples (locks stay together: they are what a figure compares).
-pub(super) fn at_most_two_keys(
+/// Split the series keys into small multiples until one figure can tell its series
+/// apart: colour shows one key and marker and dash a second, so a figure keeps at most
+/// two keys, at most [`TWO_KEY_SERIES`] series with two and [`MAX_SERIES`] with one.
+/// Each split takes the key with the most values among those that do not name the
+/// lock ([`names_lock`]): it leaves the fewest series per figure, so the fewest
+/// figures. Locks stay together: they are what a figure compares.
+pub(super) fn split_facets(
     rows: &[Row],
     mut facet: Vec<String>,
     mut series: Vec<String>,
@@ -76,11 +52,21 @@ pub(super) fn at_most_two_keys(
             .map(|r| series_name(r.point, &series))
             .collect::<BTreeSet<_>>()
             .len();
-        let too_many = series.len() > 2 || (series.len() == 2 && count > TWO_KEY_SERIES);
+        let too_many =
+            series.len() > 2 || (series.len() == 2 && count > TWO_KEY_SERIES) || count > MAX_SERIES;
         if !too_many {
             break;
         }
-        let Some(i) = series.iter().position(|k| !names_lock(rows, k)) else {
+        let values = |k: &String| {
+            rows.iter()
+                .map(|r| series_name(r.point, std::slice::from_ref(k)))
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
+        let Some(i) = (0..series.len())
+            .filter(|&i| !names_lock(rows, &series[i]))
+            .max_by_key(|&i| (values(&series[i]), std::cmp::Reverse(i)))
+        else {
             break;
         };
         facet.push(series.remove(i));
@@ -200,9 +186,9 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
                 .collect(),
             g.to_vec(),
         ),
-        None => split_facets(&rows, &all_varying),
+        None => (Vec::new(), all_varying),
     };
-    let (facet_keys, keys) = at_most_two_keys(&rows, facet_keys, keys);
+    let (facet_keys, keys) = split_facets(&rows, facet_keys, keys);
     let xv: Vec<Value> = rows.iter().filter_map(|r| key_value(r.point, x)).collect();
     let numeric = xv.iter().all(|v| v.as_f64().is_some());
     let cats: Option<Vec<String>> = (!numeric).then(|| {

@@ -90,10 +90,20 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
         plan.plots.len()
     );
     let axes: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
+    // The resolved columns a sweep axis does not already show (`threads = [..]` and
+    // `lock = [..]` are axes and resolved values at once).
+    let has = |name: &str| axes.contains(&name);
     let mut rows: Vec<Vec<String>> = vec![{
         let mut h = vec!["#".to_string()];
         h.extend(axes.iter().map(|a| a.to_string()));
-        h.extend(["threads", "lock", "workload", "seed"].map(String::from));
+        for (col, shown) in [("threads", has("threads")), ("lock", has("lock"))] {
+            if !shown {
+                h.push(col.into());
+            }
+        }
+        // A `workload` axis names the workload; the column then gives its kind.
+        let kind = if has("workload") { "kind" } else { "workload" };
+        h.extend([kind, "seed"].map(String::from));
         h
     }];
     for p in &plan.points {
@@ -102,8 +112,12 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
             axes.iter()
                 .map(|a| p.axes.get(*a).map(|v| v.label()).unwrap_or_default()),
         );
-        r.push(p.threads.to_string());
-        r.push(p.lock.name.clone());
+        if !has("threads") {
+            r.push(p.threads.to_string());
+        }
+        if !has("lock") {
+            r.push(p.lock.name.clone());
+        }
         r.push(p.workload.kind_name().to_string());
         r.push(format!("{:016x}", p.seed));
         rows.push(r);

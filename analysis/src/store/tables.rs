@@ -231,6 +231,16 @@ impl Tables {
             ),
         ]);
         cols.extend(metric_values(Table::Points, POINT_FIELDS, &ps));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                ps.iter().map(|p| p.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                ps.iter().map(|p| p.bypass_max_censored).collect::<Vec<_>>(),
+            ),
+        ]);
         cols.push(c(
             "fairness_window_ns",
             ps.iter().map(|p| p.fairness_window_ns).collect::<Vec<_>>(),
@@ -292,6 +302,18 @@ impl Tables {
         ]);
         let rows: Vec<&ThreadRecord> = ts.iter().map(|(_, t)| *t).collect();
         cols.extend(metric_values(Table::Threads, THREAD_FIELDS, &rows));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                rows.iter().map(|t| t.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                rows.iter()
+                    .map(|t| t.bypass_max_censored)
+                    .collect::<Vec<_>>(),
+            ),
+        ]);
         let threads = assemble("threads", n, cols, &axis_names)?;
 
         // hand-offs

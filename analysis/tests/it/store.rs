@@ -41,6 +41,10 @@ fn round_trip_keeps_every_column_and_row() {
         "migrations_per_wakeup",
         "wait_cdf_ns",
         "skipped",
+        "waits_censored",
+        "reacquisitions",
+        "wait_max_censored",
+        "bypass_max_censored",
     ] {
         assert!(points.column(c).is_ok(), "points lacks {c}");
     }
@@ -65,7 +69,7 @@ fn round_trip_keeps_every_column_and_row() {
     assert!(f64_values(&points, "schema_version")
         .unwrap()
         .iter()
-        .all(|v| *v == 1.0));
+        .all(|v| *v == store::RESULTS_SCHEMA_VERSION as f64));
 
     let threads = collect(&r.threads);
     let expected: u32 = plan.points.iter().map(|p| p.threads).sum::<u32>() * REPS;
@@ -79,6 +83,8 @@ fn round_trip_keeps_every_column_and_row() {
         "class",
         "wait_p99_ns",
         "share",
+        "waits_censored",
+        "wait_max_censored",
     ] {
         assert!(threads.column(c).is_ok(), "threads lacks {c}");
     }

@@ -263,9 +263,9 @@ fn bench_plan(points: usize) -> Plan {
                 },
             ),
             claim(
-                "remote",
+                "cross_node",
                 ClaimKind::Band {
-                    expr: cna0("wait_max_ns", ("remote", Value::Bool(true))),
+                    expr: cna0("wait_max_ns", ("cross_node", Value::Bool(true))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,

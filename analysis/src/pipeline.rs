@@ -361,7 +361,7 @@ pub(crate) fn node_aggs() -> (Vec<Expr>, Vec<Expr>) {
     (pre, aggs)
 }
 
-/// For a selection naming thread or hand-off dimensions (`cpu=7`, `remote=true`):
+/// For a selection naming thread or hand-off dimensions (`cpu=7`, `cross_node=true`):
 /// the selected rows combined per repetition (`node_aggs`, `combine::aggs`) and
 /// summarised per point × mode, like [`point_summary`]. `None` when the selection
 /// names no such dimension.
@@ -383,7 +383,7 @@ pub fn selected_summary(
     for (k, v) in &dims {
         pred = pred.and(match (k.as_str(), v.as_f64()) {
             ("class", _) | (_, None) => col(k.as_str()).cast(DataType::String).eq(lit(v.label())),
-            ("remote", Some(f)) => col("remote").eq(lit(f != 0.0)),
+            ("cross_node", Some(f)) => col("cross_node").eq(lit(f != 0.0)),
             (_, Some(f)) => col(k.as_str()).cast(DataType::Float64).eq(lit(f)),
         });
     }
@@ -492,7 +492,11 @@ fn cols_selector(names: &[&str]) -> Selector {
 pub fn handoff_summary(results: &Results) -> Result<DataFrame> {
     let schema = schema_of(&results.handoffs, "handoffs")?;
     let axes = present_axes(results, &schema);
-    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "distance", "remote"]);
+    let carry = identity_carry(
+        &axes,
+        &schema,
+        &["point_id", "lock", "distance", "cross_node"],
+    );
     let metrics: Vec<String> = HANDOFF_METRICS.iter().map(|s| s.to_string()).collect();
     summarize(
         results.handoffs.clone(),

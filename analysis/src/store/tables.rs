@@ -60,7 +60,7 @@ const IDENTITY: &[&str] = &[
     "class",
     "from_node",
     "to_node",
-    "remote",
+    "cross_node",
 ];
 
 /// Frame from record columns and axis columns: a record column whose name an axis
@@ -334,7 +334,7 @@ impl Tables {
                 hs.iter().map(|(_, h)| h.to_node).collect::<Vec<_>>(),
             ),
             c(
-                "remote",
+                "cross_node",
                 hs.iter()
                     .map(|(_, h)| h.from_node != h.to_node)
                     .collect::<Vec<_>>(),

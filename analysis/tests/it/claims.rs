@@ -303,7 +303,7 @@ fn thread_and_handoff_selectors() {
             ClaimKind::Band {
                 expr: metric(mref(
                     "wait_max_ns",
-                    &sel(&[("remote", Value::Bool(true))]),
+                    &sel(&[("cross_node", Value::Bool(true))]),
                     None,
                 )),
                 lo: 0.0,
@@ -314,7 +314,11 @@ fn thread_and_handoff_selectors() {
         (
             "hcount",
             ClaimKind::Band {
-                expr: metric(mref("count", &sel(&[("remote", Value::Bool(false))]), None)),
+                expr: metric(mref(
+                    "count",
+                    &sel(&[("cross_node", Value::Bool(false))]),
+                    None,
+                )),
                 lo: 1800.0,
                 hi: 1800.0,
                 strict: false,

@@ -90,7 +90,7 @@ fn round_trip_keeps_every_column_and_row() {
     }
     let handoffs = collect(&r.handoffs);
     assert_eq!(handoffs.height(), plan.points.len() * REPS as usize * 4);
-    let remote = str_values(&handoffs, "remote").unwrap();
+    let remote = str_values(&handoffs, "cross_node").unwrap();
     assert_eq!(remote[..4], ["false", "true", "true", "false"]);
 }
 

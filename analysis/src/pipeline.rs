@@ -15,6 +15,7 @@ use crate::stats::{self, Estimate};
 use crate::store::{AxisColumn, Results, HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 use locklab_model::metrics::Table;
 use locklab_model::plan::{Plan, Point, Value};
+use locklab_model::records::SkipCause;
 use locklab_model::select::{self, BaselineQuery};
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -297,6 +298,65 @@ pub fn point_summary(results: &Results) -> Result<DataFrame> {
         Some(col("skipped").is_null()),
         &["skipped"],
     )
+}
+
+/// A point skipped in a mode (in at least one repetition), and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedPoint {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: String,
+    pub lock: String,
+    /// The kind of reason; `None` in results written before causes were recorded.
+    pub cause: Option<SkipCause>,
+    pub reason: String,
+}
+
+/// Every (point, mode) with a skipped repetition, once per reason, in point order.
+pub fn skipped_points(results: &Results) -> Result<Vec<SkippedPoint>> {
+    let mut cols = vec![
+        col("point"),
+        col("point_id"),
+        col("mode"),
+        col("lock"),
+        col("skipped"),
+    ];
+    let schema = schema_of(&results.points, "points")?;
+    let has_cause = schema.contains("skip_cause");
+    if has_cause {
+        cols.push(col("skip_cause"));
+    }
+    let df = results
+        .points
+        .clone()
+        .filter(col("skipped").is_not_null())
+        .select(cols)
+        .unique_stable(None, UniqueKeepStrategy::First)
+        .sort(["point", "mode"], SortMultipleOptions::default().with_maintain_order(true))
+        .collect()
+        .map_err(Error::polars("read skipped points"))?;
+    let (points, ids, modes, locks, why) = (
+        f64_values(&df, "point")?,
+        str_values(&df, "point_id")?,
+        str_values(&df, "mode")?,
+        str_values(&df, "lock")?,
+        str_values(&df, "skipped")?,
+    );
+    let causes = if has_cause {
+        str_values(&df, "skip_cause")?
+    } else {
+        vec![String::new(); df.height()]
+    };
+    Ok((0..df.height())
+        .map(|i| SkippedPoint {
+            point: points[i] as u32,
+            point_id: ids[i].clone(),
+            mode: modes[i].clone(),
+            lock: locks[i].clone(),
+            cause: SkipCause::parse(&causes[i]),
+            reason: why[i].clone(),
+        })
+        .collect())
 }
 
 /// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged

@@ -151,11 +151,7 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
 }
 
 fn verdict_cell(c: &ClaimResult) -> String {
-    let mut v = c.verdict.as_str().to_string();
-    if !c.gating && c.verdict != Verdict::Error {
-        v.push_str(" (not gating)");
-    }
-    v
+    c.verdict_label()
 }
 
 fn claim_name(c: &ClaimResult) -> String {
@@ -305,8 +301,25 @@ fn warnings(r: &Results, claims: &[ClaimResult], extra: &[String]) -> Result<Vec
             ));
         }
     }
+    for c in claims {
+        if let Some(note) = c.noise_note() {
+            w.push(format!("claim {} ({}) {note}", c.id, c.location()));
+        }
+    }
+    if r.manifest.plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+        w.push(one_seed_note(r.manifest.quick));
+    }
     w.extend(extra.iter().cloned());
     Ok(w)
+}
+
+/// The one note of a run with one repetition per point: intervals marked `n = 1` have
+/// zero width, and every verdict rests on one seed.
+pub fn one_seed_note(quick: bool) -> String {
+    format!(
+        "{}one repetition per point: every interval marked n = 1 has zero width, and the verdicts rest on one seed per point; run more repetitions to see the spread",
+        if quick { "a --quick run, " } else { "" }
+    )
 }
 
 /// Build `report/index.html`, `report/report.md`, every figure, and `claims.json`.

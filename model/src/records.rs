@@ -140,6 +140,23 @@ pub enum SkipCause {
     Deadlock,
 }
 
+impl SkipCause {
+    pub const ALL: [SkipCause; 3] = [SkipCause::Host, SkipCause::Pinning, SkipCause::Deadlock];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipCause::Host => "host",
+            SkipCause::Pinning => "pinning",
+            SkipCause::Deadlock => "deadlock",
+        }
+    }
+
+    /// The cause [`SkipCause::as_str`] names.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
 /// Hand-offs between two different threads by (previous holder's node, next holder's
 /// node), with the next holder's wait. A thread taking the lock again after holding it
 /// last is no hand-off (`reacquisitions`).

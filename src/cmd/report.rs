@@ -1,10 +1,10 @@
 //! `locklab report DIR`: rebuild the claims, plots and report from stored results.
 
-use crate::exit::{self, Failure, Result};
+use crate::exit::{self, Accept, Failure, Result};
 use anyhow::anyhow;
 use std::path::Path;
 
-pub fn run(dir: &Path) -> Result<i32> {
+pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
     if !dir.join("manifest.yaml").is_file() {
         return Err(Failure::new(
             exit::INVALID_INPUT,
@@ -14,5 +14,5 @@ pub fn run(dir: &Path) -> Result<i32> {
             ),
         ));
     }
-    super::run::check_and_report(dir, true)
+    super::run::check_and_report(dir, true, accept)
 }

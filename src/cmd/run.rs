@@ -3,7 +3,7 @@
 
 use super::{apply_timing, modes, timing};
 use crate::cli::RunArgs;
-use crate::exit::{self, Failure, Result, WithCode};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
 use anyhow::{anyhow, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -47,12 +47,24 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             apply_timing(&mut plan, t);
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
+            if jobs_for(&plan, &modes, None).is_empty() {
+                let names: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+                return Err(Failure::new(
+                    exit::INVALID_INPUT,
+                    anyhow!(
+                        "nothing to run: no point of {} runs in mode {}",
+                        file.display(),
+                        names.join(" or ")
+                    ),
+                ));
+            }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
             (manifest, dir, BTreeSet::new())
         }
     };
-    execute(manifest, &dir, &done, args.jobs, !args.no_report)
+    let accept = args.accept.accept();
+    execute(manifest, &dir, &done, args.jobs, !args.no_report, accept)
 }
 
 /// Run what is left of `manifest` into `dir`, then check the claims and report.
@@ -62,6 +74,7 @@ pub fn execute(
     done: &BTreeSet<(u32, Mode, u32)>,
     jobs: Option<usize>,
     report: bool,
+    accept: Accept,
 ) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join("manifest.yaml").exists() {
         ResultsWriter::create(dir, &manifest)
@@ -160,12 +173,12 @@ pub fn execute(
         util::human_secs(started.elapsed().as_secs_f64()),
         dir.display()
     );
-    check_and_report(dir, report)
+    check_and_report(dir, report, accept)
 }
 
 /// Evaluate the claims of a finished results directory, print the table, and render
-/// the report. Returns the exit code the claims call for.
-pub fn check_and_report(dir: &Path, report: bool) -> Result<i32> {
+/// the report. Returns the exit code the records and the claims call for.
+pub fn check_and_report(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
     let results = locklab_analysis::store::load_results(dir).code(exit::RUN_FAILED)?;
     let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
     locklab_analysis::claims::write_claims_json(dir, &claims).code(exit::RUN_FAILED)?;
@@ -177,8 +190,47 @@ pub fn check_and_report(dir: &Path, report: bool) -> Result<i32> {
         println!("no claims in this experiment");
     } else {
         print!("{}", locklab_analysis::claims::claims_table(&claims));
+        let plan = &results.manifest.plan;
+        if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+            println!(
+                "note: {}",
+                locklab_analysis::report::one_seed_note(results.manifest.quick)
+            );
+        }
     }
-    Ok(exit::for_claims(&claims))
+    let by_claims = exit::for_claims(&claims, accept);
+    if by_claims == exit::UNDECIDED {
+        eprintln!(
+            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
+            exit::UNDECIDED
+        );
+    }
+    let skips = locklab_analysis::pipeline::skipped_points(&results).code(exit::RUN_FAILED)?;
+    let gating: BTreeSet<u32> = results
+        .manifest
+        .plan
+        .claims
+        .iter()
+        .filter(|c| c.gating)
+        .flat_map(locklab_analysis::claims::points_read)
+        .collect();
+    let pairs = jobs_for(&results.manifest.plan, &results.manifest.modes, results.manifest.shard)
+        .iter()
+        .map(|j| (j.point, j.mode))
+        .collect::<BTreeSet<_>>()
+        .len();
+    if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
+        let what = if v.code == exit::RUN_FAILED {
+            "simulated deadlock"
+        } else {
+            "pinning impossible"
+        };
+        for line in &v.lines {
+            eprintln!("error: {what}: {line}");
+        }
+        return Ok(v.code);
+    }
+    Ok(by_claims)
 }
 
 /// Every job of the plan, in a fixed order; with a shard, only the points whose

@@ -33,6 +33,8 @@ pub(super) struct Ctx<'a> {
     /// Row indices of `points` by (point, mode).
     rows: BTreeMap<(u32, Mode), Vec<usize>>,
     skipped: Vec<Option<String>>,
+    /// Rows the noise gate flagged (a native repetition that lost its CPU).
+    flagged: Vec<bool>,
     /// The modes these results hold, sim first.
     pub(super) modes: Vec<Mode>,
     cache: RefCell<HashMap<String, Vec<f64>>>,
@@ -62,6 +64,10 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|s| s.map(str::to_string))
             .collect();
+        let flagged = str_values(&points, "noise")?
+            .iter()
+            .map(|n| n.starts_with("flagged"))
+            .collect();
         let mut rows: BTreeMap<(u32, Mode), Vec<usize>> = BTreeMap::new();
         for (i, m) in modes_col.iter().enumerate() {
             if let Some(mode) = mode_named(m) {
@@ -80,6 +86,7 @@ impl<'a> Ctx<'a> {
             points,
             rows,
             skipped,
+            flagged,
             modes,
             cache: RefCell::new(HashMap::new()),
         })
@@ -98,6 +105,13 @@ impl<'a> Ctx<'a> {
             return Ran::Skipped(self.skipped[rows[0]].clone().unwrap_or_default());
         }
         Ran::Yes
+    }
+
+    /// Did the noise gate flag a repetition of point `p` in `mode` that ran?
+    pub(super) fn flagged(&self, p: u32, mode: Mode) -> bool {
+        self.rows
+            .get(&(p, mode))
+            .is_some_and(|rows| rows.iter().any(|&r| self.skipped[r].is_none() && self.flagged[r]))
     }
 
     fn column(&self, name: &str) -> Res<Vec<f64>> {

@@ -76,7 +76,9 @@ pub(super) fn evaluate(r: &mut Reading, exprs: &[Expr], op: OrderOp, min_gap: f6
         };
         let v = if g.is_nan() || g.lo.is_nan() {
             Verdict::Error
-        } else if g.hi < min_gap {
+        } else if g.hi < min_gap || g.hi <= 0.0 {
+            // Not even strictly ordered: an exact tie (the deterministic simulator
+            // makes them) is no `<`.
             Verdict::Fail
         } else if g.lo >= min_gap && separated {
             Verdict::Pass

@@ -130,6 +130,7 @@ pub const POINT_RECORD_COLUMNS: &[&str] = &[
     "workload",
     "threads",
     "skipped",
+    "skip_cause",
     "window_ns",
     "wait_max_censored",
     "bypass_max_censored",

@@ -226,6 +226,12 @@ impl Tables {
                 ps.iter().map(|p| p.skipped.as_deref()).collect::<Vec<_>>(),
             ),
             c(
+                "skip_cause",
+                ps.iter()
+                    .map(|p| p.skip_cause.map(|c| c.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+            c(
                 "window_ns",
                 ps.iter().map(|p| p.window_ns).collect::<Vec<_>>(),
             ),

@@ -153,7 +153,8 @@ fn ordering_with_gap_and_spread() {
             },
         ),
         (
-            // Equal values (bypass 3 everywhere): no gap, not separated; not an error.
+            // Equal values in every repetition (bypass 3 everywhere): an exact tie
+            // is no strict ordering, so `<` fails (neither an error nor undecided).
             "equal",
             ClaimKind::Ordering {
                 exprs: vec![
@@ -178,7 +179,7 @@ fn ordering_with_gap_and_spread() {
         ),
     ]);
     let eq = one(&r, "equal");
-    assert_eq!(eq.verdict, Verdict::Inconclusive, "{eq:?}");
+    assert_eq!(eq.verdict, Verdict::Fail, "{eq:?}");
     assert_eq!(eq.measured.unwrap().value, 0.0);
     let o = one(&r, "order");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
@@ -660,4 +661,67 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
     let gating = VerdictCounts::gating(&r);
     assert_eq!(gating.error, 1, "{gating:?}");
     assert!(gating.inconclusive > 0, "{gating:?}");
+}
+
+/// A claim says how many repetitions its verdict rests on (`n = 1` marked in every
+/// label), and which of the points it reads the noise gate flagged.
+#[test]
+fn one_repetition_and_noise_flagged_points_are_marked() {
+    let mut plan = plan();
+    let at = |threads: i64| {
+        metric(mref(
+            "throughput_ops_s",
+            &[("lock", s("stock")), ("threads", Value::Int(threads))],
+            None,
+        ))
+    };
+    let band = |id: &str, threads: i64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: at(threads),
+                lo: 0.0,
+                hi: f64::INFINITY,
+                strict: true,
+            },
+        )
+    };
+    plan.claims = vec![band("quiet", 4), band("noisy", 16)];
+    resolve(&mut plan);
+    let noisy_point = plan
+        .points
+        .iter()
+        .position(|p| p.id.contains("stock") && p.id.contains("threads=16"))
+        .unwrap();
+    let evaluate = |reps: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let man = manifest(&plan);
+        let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+        for mut r in all_records(&plan).into_iter().filter(|r| r.point.rep < reps) {
+            if r.point.point as usize == noisy_point && r.point.rep == 0 {
+                r.point.noise = "flagged: cpu/wall 0.41 on thread 3".into();
+            }
+            w.write(&r).unwrap();
+        }
+        w.finish(&man).unwrap();
+        claims::evaluate(&plan, &load_results(dir.path()).unwrap())
+    };
+    let all = evaluate(REPS);
+    let quiet = one(&all, "quiet");
+    assert_eq!(quiet.repetitions, REPS as usize);
+    assert!(quiet.noisy_points.is_empty(), "{quiet:?}");
+    assert!(!quiet.measured_label().contains("n = 1"));
+    let noisy = one(&all, "noisy");
+    assert_eq!(noisy.noisy_points, [plan.points[noisy_point].id.clone()]);
+    assert_eq!(noisy.verdict_label(), "pass (noisy)");
+    let table = claims::claims_table(&all);
+    assert!(table.contains("noisy (noisy): reads points the noise gate flagged"), "{table}");
+
+    let single = evaluate(1);
+    for c in &single {
+        assert_eq!(c.repetitions, 1, "{c:?}");
+        assert!(c.measured_label().ends_with("(n = 1)"), "{}", c.measured_label());
+    }
+    let table = claims::claims_table(&single);
+    assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");
 }

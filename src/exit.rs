@@ -47,10 +47,9 @@ fn decided(c: &ClaimResult, accept: Accept) -> bool {
 /// undecided (unless accepted), else [`OK`]. A claim that does not gate never counts.
 pub fn for_claims(claims: &[ClaimResult], accept: Accept) -> i32 {
     let gating: Vec<&ClaimResult> = claims.iter().filter(|c| c.gating).collect();
-    let failed = gating.iter().any(|c| {
-        c.verdict == Verdict::Error
-            || (c.verdict == Verdict::Fail && decided(c, accept))
-    });
+    let failed = gating
+        .iter()
+        .any(|c| c.verdict == Verdict::Error || (c.verdict == Verdict::Fail && decided(c, accept)));
     if failed {
         CLAIM_FAILED
     } else if !accept.undecided && gating.iter().any(|c| !decided(c, accept)) {
@@ -243,7 +242,10 @@ mod tests {
         assert_eq!(p.code, ENVIRONMENT);
         // Every record refused: nothing was measured at all.
         let all = [skip(0, SkipCause::Pinning), skip(2, SkipCause::Pinning)];
-        assert_eq!(for_skips(&all, &BTreeSet::new(), 2).unwrap().code, ENVIRONMENT);
+        assert_eq!(
+            for_skips(&all, &BTreeSet::new(), 2).unwrap().code,
+            ENVIRONMENT
+        );
         let both = [skip(1, SkipCause::Pinning), skip(0, SkipCause::Deadlock)];
         assert_eq!(for_skips(&both, &gating, 4).unwrap().code, RUN_FAILED);
     }

@@ -332,7 +332,10 @@ pub fn skipped_points(results: &Results) -> Result<Vec<SkippedPoint>> {
         .filter(col("skipped").is_not_null())
         .select(cols)
         .unique_stable(None, UniqueKeepStrategy::First)
-        .sort(["point", "mode"], SortMultipleOptions::default().with_maintain_order(true))
+        .sort(
+            ["point", "mode"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
         .collect()
         .map_err(Error::polars("read skipped points"))?;
     let (points, ids, modes, locks, why) = (

@@ -214,11 +214,15 @@ pub fn check_and_report(dir: &Path, report: bool, accept: Accept) -> Result<i32>
         .filter(|c| c.gating)
         .flat_map(locklab_analysis::claims::points_read)
         .collect();
-    let pairs = jobs_for(&results.manifest.plan, &results.manifest.modes, results.manifest.shard)
-        .iter()
-        .map(|j| (j.point, j.mode))
-        .collect::<BTreeSet<_>>()
-        .len();
+    let pairs = jobs_for(
+        &results.manifest.plan,
+        &results.manifest.modes,
+        results.manifest.shard,
+    )
+    .iter()
+    .map(|j| (j.point, j.mode))
+    .collect::<BTreeSet<_>>()
+    .len();
     if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
         let what = if v.code == exit::RUN_FAILED {
             "simulated deadlock"

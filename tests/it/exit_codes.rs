@@ -134,5 +134,8 @@ fn a_simulated_deadlock_fails_the_run_naming_point_and_lock() {
     let (code, text) = run_code(&["run", "--resume", dir.to_str().unwrap(), "--no-report"]);
     assert_eq!(code, Some(3), "{text}");
     assert!(text.contains("simulated deadlock"), "{text}");
-    assert!(text.contains(&id) && text.contains(&lock), "{id} {lock}: {text}");
+    assert!(
+        text.contains(&id) && text.contains(&lock),
+        "{id} {lock}: {text}"
+    );
 }

@@ -43,7 +43,11 @@ fn report_rebuilds_from_stored_results() {
     let dir = quickstart_run();
     let out = locklab().arg("report").arg(dir).output().unwrap();
     // Native claims may fail or be noise-flagged on a shared machine (1, 5).
-    assert!(matches!(out.status.code(), Some(0 | 1 | 5)), "{}", stderr(&out));
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 5)),
+        "{}",
+        stderr(&out)
+    );
     let html = std::fs::read_to_string(dir.join("report/index.html")).unwrap();
     assert!(html.contains("<svg"), "plots are inline");
     // The SVG namespace is a URL; what the report must not do is load anything.
@@ -81,7 +85,11 @@ fn every_experiment_passes_its_claims_in_quick_simulation() {
             .arg(&file)
             .output()
             .unwrap();
-        let want = if undecided.contains(&name.as_str()) { 5 } else { 0 };
+        let want = if undecided.contains(&name.as_str()) {
+            5
+        } else {
+            0
+        };
         assert_eq!(
             out.status.code(),
             Some(want),
@@ -91,7 +99,11 @@ fn every_experiment_passes_its_claims_in_quick_simulation() {
         );
         // Every quick verdict rests on one repetition, and says so once.
         let text = stdout(&out);
-        assert_eq!(text.matches("verdicts rest on one seed").count(), 1, "{name}: {text}");
+        assert_eq!(
+            text.matches("verdicts rest on one seed").count(),
+            1,
+            "{name}: {text}"
+        );
         assert!(text.contains("(n = 1)"), "{name}: {text}");
     }
 }

@@ -109,9 +109,10 @@ impl<'a> Ctx<'a> {
 
     /// Did the noise gate flag a repetition of point `p` in `mode` that ran?
     pub(super) fn flagged(&self, p: u32, mode: Mode) -> bool {
-        self.rows
-            .get(&(p, mode))
-            .is_some_and(|rows| rows.iter().any(|&r| self.skipped[r].is_none() && self.flagged[r]))
+        self.rows.get(&(p, mode)).is_some_and(|rows| {
+            rows.iter()
+                .any(|&r| self.skipped[r].is_none() && self.flagged[r])
+        })
     }
 
     fn column(&self, name: &str) -> Res<Vec<f64>> {

@@ -220,9 +220,7 @@ fn judge(r: &mut Reading, claim: &Claim) -> Res<Outcome> {
                 strict: *strict,
             },
         ),
-        ClaimKind::Ordering { exprs, op, min_gap } => {
-            ordering::evaluate(r, exprs, *op, *min_gap)
-        }
+        ClaimKind::Ordering { exprs, op, min_gap } => ordering::evaluate(r, exprs, *op, *min_gap),
         ClaimKind::Trend {
             metric,
             axis,

@@ -697,7 +697,10 @@ fn one_repetition_and_noise_flagged_points_are_marked() {
         let dir = tempfile::tempdir().unwrap();
         let man = manifest(&plan);
         let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
-        for mut r in all_records(&plan).into_iter().filter(|r| r.point.rep < reps) {
+        for mut r in all_records(&plan)
+            .into_iter()
+            .filter(|r| r.point.rep < reps)
+        {
             if r.point.point as usize == noisy_point && r.point.rep == 0 {
                 r.point.noise = "flagged: cpu/wall 0.41 on thread 3".into();
             }
@@ -715,12 +718,19 @@ fn one_repetition_and_noise_flagged_points_are_marked() {
     assert_eq!(noisy.noisy_points, [plan.points[noisy_point].id.clone()]);
     assert_eq!(noisy.verdict_label(), "pass (noisy)");
     let table = claims::claims_table(&all);
-    assert!(table.contains("noisy (noisy): reads points the noise gate flagged"), "{table}");
+    assert!(
+        table.contains("noisy (noisy): reads points the noise gate flagged"),
+        "{table}"
+    );
 
     let single = evaluate(1);
     for c in &single {
         assert_eq!(c.repetitions, 1, "{c:?}");
-        assert!(c.measured_label().ends_with("(n = 1)"), "{}", c.measured_label());
+        assert!(
+            c.measured_label().ends_with("(n = 1)"),
+            "{}",
+            c.measured_label()
+        );
     }
     let table = claims::claims_table(&single);
     assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");

@@ -163,6 +163,7 @@ mod tests {
             terms: Vec::new(),
             repetitions: 3,
             noisy_points: Vec::new(),
+            lower_bounds: Vec::new(),
         }
     }
 

@@ -227,6 +227,7 @@ fn bench_plan(points: usize) -> Plan {
                     exprs: [2, 1, 0].map(|x| Expr::Metric(sp(x))).to_vec(),
                     op: OrderOp::Less,
                     min_gap: 0.02,
+                    or_equal: Vec::new(),
                 },
             ),
             claim(

@@ -362,6 +362,49 @@ pub fn skipped_points(results: &Results) -> Result<Vec<SkippedPoint>> {
         .collect())
 }
 
+/// The points whose `wait_max_ns` or `bypass_max` is a lower bound in some
+/// repetition (it came from a wait still running at the end of the window):
+/// (`point_id`, `mode`, the metrics so marked), in point order. Results written before
+/// waits were censored have no such columns and give none.
+pub fn lower_bound_maxima(results: &Results) -> Result<Vec<(String, String, Vec<&'static str>)>> {
+    let schema = schema_of(&results.points, "points")?;
+    let marks = [
+        ("wait_max_censored", "wait_max_ns"),
+        ("bypass_max_censored", "bypass_max"),
+    ];
+    if marks.iter().any(|(c, _)| !schema.contains(c)) {
+        return Ok(Vec::new());
+    }
+    let df = results
+        .points
+        .clone()
+        .group_by_stable([col("point"), col("point_id"), col("mode")])
+        .agg([
+            col("wait_max_censored").any(true),
+            col("bypass_max_censored").any(true),
+        ])
+        .filter(col("wait_max_censored").or(col("bypass_max_censored")))
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("read the censored maxima"))?;
+    let (ids, modes) = (str_values(&df, "point_id")?, str_values(&df, "mode")?);
+    let flags: Vec<Vec<String>> = marks
+        .iter()
+        .map(|(c, _)| str_values(&df, c))
+        .collect::<Result<_>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            let which = marks
+                .iter()
+                .zip(&flags)
+                .filter(|(_, f)| f[i] == "true")
+                .map(|((_, m), _)| *m)
+                .collect();
+            (ids[i].clone(), modes[i].clone(), which)
+        })
+        .collect())
+}
+
 /// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged
 /// repetition.
 pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String)>> {

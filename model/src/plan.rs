@@ -520,6 +520,10 @@ pub enum ClaimKind {
         exprs: Vec<Expr>,
         op: OrderOp,
         min_gap: f64,
+        /// Per neighbouring pair, whether equality satisfies it (`<=`, `>=`): an exact
+        /// tie then holds, where it fails a strict `<` or `>`. Empty: every pair strict.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        or_equal: Vec<bool>,
     },
     /// `metric[select] increasing|decreasing over axis`: Spearman ρ over the axis values
     /// (in the listed order, or ascending if `values` is empty) must reach `min_rho`.

@@ -139,3 +139,53 @@ fn a_simulated_deadlock_fails_the_run_naming_point_and_lock() {
         "{id} {lock}: {text}"
     );
 }
+
+/// Eight simulated threads on a TTAS lock, a 10 ns critical section and no outside
+/// work: one thread takes every acquisition and seven wait the whole window. Their
+/// waits, cut off by the end of the window, count: both fairness bounds fail (exit 1),
+/// marked as lower bounds, while a FIFO lock keeps its bypass within n − 1.
+#[test]
+fn starvation_fails_the_fairness_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = tmp.path().join("starve.lab");
+    std::fs::write(
+        &lab,
+        "topology box8 { sockets = 1, cores = 8, transfer { llc = 40ns } }
+workload hot = single { critical = 10ns, outside = 0ns }
+experiment starve {
+  topology = box8
+  workload = hot
+  threads  = 8
+  sweep { lock = [ttas, ticket] }
+  run { modes = [sim], duration = 1ms, warmup = 100us }
+  expect ttas_bypass: bypass_max[lock = ttas] <= 7
+  expect ttas_wait: wait_max_ns[lock = ttas] <= 1us
+  expect ticket_bypass: bypass_max[lock = ticket] <= 7
+}
+",
+    )
+    .unwrap();
+    let out = tmp.path().join("r");
+    let (code, text) = run_code(&["run", lab.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    let claims: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("claims.json")).unwrap()).unwrap();
+    let verdict = |id: &str| {
+        let c = claims["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap()
+            .clone();
+        (c["verdict"].as_str().unwrap().to_string(), c)
+    };
+    for id in ["ttas_bypass", "ttas_wait"] {
+        let (v, c) = verdict(id);
+        assert_eq!(v, "fail", "{c}");
+        assert!(!c["lower_bounds"].as_array().unwrap().is_empty(), "{c}");
+    }
+    assert_eq!(verdict("ticket_bypass").0, "pass");
+    let report = std::fs::read_to_string(out.join("report/report.md")).unwrap();
+    assert!(report.contains("lower bound: lock=ttas [sim]"), "{report}");
+}

@@ -84,7 +84,12 @@ impl Outcome {
 fn expectation_of(c: &Claim) -> String {
     match &c.kind {
         ClaimKind::Band { lo, hi, strict, .. } => band::label(*lo, *hi, *strict),
-        ClaimKind::Ordering { op, min_gap, .. } => ordering::expectation(*op, *min_gap),
+        ClaimKind::Ordering {
+            op,
+            min_gap,
+            or_equal,
+            ..
+        } => ordering::expectation(*op, *min_gap, or_equal),
         ClaimKind::Trend {
             axis,
             direction,
@@ -190,6 +195,7 @@ fn resolved(plan: &Plan, c: &Claim) -> std::result::Result<(), String> {
 struct Basis {
     repetitions: usize,
     noisy_points: Vec<String>,
+    lower_bounds: Vec<String>,
 }
 
 fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<(Outcome, Basis)> {
@@ -199,6 +205,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<(Outcome, Basis)> {
     let basis = Basis {
         repetitions: r.repetitions(),
         noisy_points: r.noisy_points(),
+        lower_bounds: r.lower_bounds(),
     };
     Ok((outcome, basis))
 }
@@ -220,7 +227,20 @@ fn judge(r: &mut Reading, claim: &Claim) -> Res<Outcome> {
                 strict: *strict,
             },
         ),
-        ClaimKind::Ordering { exprs, op, min_gap } => ordering::evaluate(r, exprs, *op, *min_gap),
+        ClaimKind::Ordering {
+            exprs,
+            op,
+            min_gap,
+            or_equal,
+        } => ordering::evaluate(
+            r,
+            &ordering::Order {
+                exprs,
+                op: *op,
+                min_gap: *min_gap,
+                or_equal,
+            },
+        ),
         ClaimKind::Trend {
             metric,
             axis,
@@ -268,6 +288,7 @@ fn result(claim: &Claim, mode: Option<Mode>, o: Outcome, basis: Basis) -> ClaimR
         terms: o.terms,
         repetitions: basis.repetitions,
         noisy_points: basis.noisy_points,
+        lower_bounds: basis.lower_bounds,
     }
 }
 

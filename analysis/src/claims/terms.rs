@@ -119,6 +119,8 @@ pub(super) struct Reading<'c, 'a> {
     terms: Vec<(String, Node)>,
     /// Every (point, mode) read, baselines included.
     read: BTreeSet<(u32, Mode)>,
+    /// The labels of the terms whose value is a lower bound.
+    lower_bounds: BTreeSet<String>,
 }
 
 impl<'c, 'a> Reading<'c, 'a> {
@@ -131,6 +133,7 @@ impl<'c, 'a> Reading<'c, 'a> {
             keys: HashMap::new(),
             terms: Vec::new(),
             read: BTreeSet::new(),
+            lower_bounds: BTreeSet::new(),
         }
     }
 
@@ -228,6 +231,9 @@ impl<'c, 'a> Reading<'c, 'a> {
             };
             let table =
                 select::table(metric, rows).map_err(|e| Why::Error(format!("{label}: {e}")))?;
+            if table == Table::Points && self.ctx.lower_bound(p, mode, &m.metric) {
+                self.lower_bounds.insert(label.clone());
+            }
             let (key, samples) = match table {
                 Table::Points => (
                     format!("{}|{p}|{}", m.metric, mode.as_str()),
@@ -259,6 +265,16 @@ impl<'c, 'a> Reading<'c, 'a> {
             .map(|s| s.iter().filter(|v| !v.is_nan()).count())
             .min()
             .unwrap_or(0)
+    }
+
+    /// The labels of the terms read whose value is a lower bound.
+    pub(super) fn lower_bounds(&self) -> Vec<String> {
+        self.lower_bounds.iter().cloned().collect()
+    }
+
+    /// Is the value of `m`, as read, a lower bound?
+    pub(super) fn is_lower_bound(&self, m: &MetricRef) -> bool {
+        self.lower_bounds.contains(&metric_label(m))
     }
 
     /// The ids of the points read whose repetitions the noise gate flagged.

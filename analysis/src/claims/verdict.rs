@@ -80,6 +80,10 @@ pub struct ClaimResult {
     /// unless noisy points are accepted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noisy_points: Vec<String>,
+    /// The terms whose value is a lower bound: a `wait_max_ns` or `bypass_max` from a
+    /// wait still running at the end of the window. Labels mark it `(lower bound)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lower_bounds: Vec<String>,
 }
 
 impl ClaimResult {
@@ -97,10 +101,17 @@ impl ClaimResult {
                 None => return "—".into(),
             }
         };
+        let mut marks = Vec::new();
+        if !self.lower_bounds.is_empty() {
+            marks.push("lower bound");
+        }
         if self.repetitions == 1 {
-            format!("{text} (n = 1)")
-        } else {
+            marks.push("n = 1");
+        }
+        if marks.is_empty() {
             text
+        } else {
+            format!("{text} ({})", marks.join(", "))
         }
     }
 

@@ -109,6 +109,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(100_000), 16), sp(t(MS), 16), sp(t(10 * MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -117,6 +118,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -126,6 +128,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Greater,
                 min_gap: 0.2,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -150,6 +153,7 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -175,12 +179,40 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
+            },
+        ),
+        (
+            // The same tie holds `<=`.
+            "at_most",
+            ClaimKind::Ordering {
+                exprs: vec![
+                    metric(mref(
+                        "bypass_max",
+                        &[("lock", s("stock")), ("threads", Value::Int(4))],
+                        None,
+                    )),
+                    metric(mref(
+                        "bypass_max",
+                        &[
+                            ("lock", s("cna")),
+                            ("threshold", t(MS)),
+                            ("threads", Value::Int(4)),
+                        ],
+                        None,
+                    )),
+                ],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+                or_equal: vec![true],
             },
         ),
     ]);
     let eq = one(&r, "equal");
     assert_eq!(eq.verdict, Verdict::Fail, "{eq:?}");
     assert_eq!(eq.measured.unwrap().value, 0.0);
+    let at_most = one(&r, "at_most");
+    assert_eq!(at_most.verdict, Verdict::Pass, "{at_most:?}");
     let o = one(&r, "order");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
@@ -734,4 +766,55 @@ fn one_repetition_and_noise_flagged_points_are_marked() {
     }
     let table = claims::claims_table(&single);
     assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");
+}
+
+/// A maximum from a wait cut off by the end of the window is a lower bound: a claim
+/// that it stays below a bound cannot pass on it (the true value may be higher), but
+/// one it already exceeds fails, and a claim that it exceeds a bound passes.
+#[test]
+fn a_maximum_that_is_a_lower_bound_decides_only_what_it_can() {
+    let mut plan = plan();
+    let wait_max = || {
+        metric(mref(
+            "wait_max_ns",
+            &[("lock", s("stock")), ("threads", Value::Int(4))],
+            None,
+        ))
+    };
+    let band = |id: &str, lo: f64, hi: f64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: wait_max(),
+                lo,
+                hi,
+                strict: false,
+            },
+        )
+    };
+    // Every repetition measured wait_max_ns = 20 us.
+    plan.claims = vec![
+        band("below", f64::NEG_INFINITY, 1e6),
+        band("exceeded", f64::NEG_INFINITY, 1e3),
+        band("above", 1e3, f64::INFINITY),
+        band("not_yet", 1e6, f64::INFINITY),
+    ];
+    resolve(&mut plan);
+    let dir = tempfile::tempdir().unwrap();
+    let man = manifest(&plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+    for mut r in all_records(&plan) {
+        r.point.waits_censored = 1;
+        r.point.wait_max_censored = true;
+        w.write(&r).unwrap();
+    }
+    w.finish(&man).unwrap();
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let below = one(&r, "below");
+    assert_eq!(below.verdict, Verdict::Inconclusive, "{below:?}");
+    assert!(below.detail.contains("lower bound"), "{}", below.detail);
+    assert!(below.measured_label().contains("(lower bound)"));
+    assert_eq!(one(&r, "exceeded").verdict, Verdict::Fail);
+    assert_eq!(one(&r, "above").verdict, Verdict::Pass);
+    assert_eq!(one(&r, "not_yet").verdict, Verdict::Inconclusive);
 }

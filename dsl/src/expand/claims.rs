@@ -310,10 +310,19 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
                     strict,
                 }
             } else {
+                let or_equal: Vec<bool> = links
+                    .iter()
+                    .map(|(o, _, _)| matches!(o, OrdOp::Le | OrdOp::Ge))
+                    .collect();
                 ClaimKind::Ordering {
                     exprs,
                     op: if up { OrderOp::Less } else { OrderOp::Greater },
                     min_gap: min_gap.unwrap_or(0.0),
+                    or_equal: if or_equal.iter().any(|e| *e) {
+                        or_equal
+                    } else {
+                        Vec::new()
+                    },
                 }
             }
         }

@@ -168,10 +168,12 @@ impl Parser_<'_> {
             let rest = &self.src[c + 1..e];
             if !is_blank(rest) {
                 let off = c + 1 + (rest.len() - rest.trim_start().len());
+                // The whole character: a multi-byte one must not be cut.
+                let width = self.src[off..].chars().next().map_or(1, char::len_utf8);
                 self.diags.push(
                     Diagnostic::error(
                         self.file,
-                        Span::new(off, off + 1),
+                        Span::new(off, off + width),
                         format!("unexpected {} after the experiment block", found_at(self.src, off)),
                     )
                     .with_label("expected a top-level item")

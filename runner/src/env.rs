@@ -185,6 +185,9 @@ pub struct Grant {
     pub from: Handoff,
 }
 
+/// A lock's last holder: its thread id and node.
+pub type Holder = (usize, u32);
+
 /// Where a lock came from when a thread was granted it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handoff {
@@ -200,7 +203,7 @@ pub enum Handoff {
 impl Handoff {
     /// The grant of a thread (`tid`) after the last holder (`last`: its thread id and
     /// node), if any.
-    pub fn after(tid: usize, last: Option<(usize, u32)>) -> Self {
+    pub fn after(tid: usize, last: Option<Holder>) -> Self {
         match last {
             None => Handoff::Unheld,
             Some((t, _)) if t == tid => Handoff::Reacquired,

@@ -18,7 +18,7 @@
 //! the re-poll of its future.
 
 use super::coherence::{Fabric, Kind, Memory, NONE};
-use crate::env::{Addr, Env, Grant, Handoff, Word};
+use crate::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::Costs;
 use locklab_model::topology::{CpuMap, ThreadSlot};
@@ -313,7 +313,7 @@ impl Core {
 #[derive(Debug, Default)]
 struct Instr {
     /// (grants so far, thread id and node of the last holder).
-    locks: RefCell<Vec<(u64, Option<(usize, u32)>)>>,
+    locks: RefCell<Vec<(u64, Option<Holder>)>>,
 }
 
 /// The shared state of one simulated point. Create the environments with

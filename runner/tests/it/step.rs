@@ -4,7 +4,7 @@
 //! No timing is involved, so assertions on interleavings (mutual exclusion, FIFO
 //! bypass, hand-off order) are reproducible. `now()` is the global step count.
 
-use locklab_runner::env::{Addr, Env, Grant, Handoff, Word};
+use locklab_runner::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,7 +21,7 @@ pub enum Sched {
 pub struct World {
     mem: RefCell<HashMap<Addr, Word>>,
     steps: Cell<u64>,
-    grants: RefCell<Vec<(u64, Option<(usize, u32)>)>>,
+    grants: RefCell<Vec<(u64, Option<Holder>)>>,
     pub nodes: Vec<u32>,
 }
 

@@ -83,7 +83,6 @@ pub(super) fn evaluate(r: &mut Reading, order: &Order) -> Res<Outcome> {
         out
     });
     let (vals, gaps) = est.split_at(k);
-    let sym = if op == OrderOp::Less { "<" } else { ">" };
     let mut verdicts = Vec::new();
     let mut notes = Vec::new();
     for (i, g) in gaps.iter().enumerate() {
@@ -95,9 +94,10 @@ pub(super) fn evaluate(r: &mut Reading, order: &Order) -> Res<Outcome> {
         // An exact tie in every draw (the deterministic simulator makes them): no
         // strict `<`, but `<=` holds.
         let tie = g.lo == 0.0 && g.hi == 0.0;
+        let inclusive = or_equal.get(i).copied().unwrap_or(false);
         let v = if g.is_nan() || g.lo.is_nan() {
             Verdict::Error
-        } else if or_equal.get(i).copied().unwrap_or(false) {
+        } else if inclusive {
             if g.hi < min_gap {
                 Verdict::Fail
             } else if g.lo >= min_gap && (separated || (tie && min_gap == 0.0)) {
@@ -111,6 +111,12 @@ pub(super) fn evaluate(r: &mut Reading, order: &Order) -> Res<Outcome> {
             Verdict::Pass
         } else {
             Verdict::Inconclusive
+        };
+        let sym = match (op, inclusive) {
+            (OrderOp::Less, false) => "<",
+            (OrderOp::Less, true) => "≤",
+            (OrderOp::Greater, false) => ">",
+            (OrderOp::Greater, true) => "≥",
         };
         notes.push(format!(
             "{} {sym} {}: gap {} ({}{})",

@@ -30,29 +30,21 @@ pub enum Command {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Override a sweep axis: --set threads=1,2,4
-        #[arg(long = "set", value_name = "AXIS=VALUES")]
-        set: Vec<String>,
+        #[command(flatten)]
+        load: LoadArgs,
     },
     /// Show the expanded points, their count and the estimated run time.
     Plan {
         file: PathBuf,
         #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
         format: PlanFormat,
-        #[arg(long = "set", value_name = "AXIS=VALUES")]
-        set: Vec<String>,
+        #[command(flatten)]
+        load: LoadArgs,
         /// Use the `--quick` durations for the estimate.
         #[arg(long)]
         quick: bool,
-        /// Write a Slurm job-array script that runs the sweep in N shards and merges them.
-        #[arg(long, value_name = "slurm")]
-        emit: Option<Emit>,
-        /// Number of shards for --emit slurm.
-        #[arg(long, default_value_t = 8)]
-        shards: u32,
-        /// Results directory the emitted script writes to.
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
+        #[command(flatten)]
+        slurm: SlurmArgs,
     },
     /// Run an experiment, write the results directory, check the claims, render the report.
     Run(RunArgs),
@@ -127,13 +119,13 @@ pub struct RunArgs {
     /// Results directory (default: results/<experiment>/<run id>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Override a sweep axis: --set threads=1,2,4
-    #[arg(long = "set", value_name = "AXIS=VALUES")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// Short durations and few repetitions, for a first look in seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Parallel simulation jobs (default: all cores). Never changes the results.
+    /// Parallel simulation jobs (default and at most: the cores, and no more than the
+    /// records to run). Never changes the results.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run only shard I of N (deterministic split of the points), e.g. 2/8.
@@ -168,6 +160,50 @@ impl AcceptArgs {
             noisy: self.accept_noisy,
         }
     }
+}
+
+/// How an experiment file is read: axis overrides, the directories its `use` and
+/// `matrix` may read from, and the cap on its estimated work.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LoadArgs {
+    /// Override a sweep axis: --set threads=1,2,4
+    #[arg(long = "set", value_name = "AXIS=VALUES")]
+    pub set: Vec<String>,
+    /// Let `use` and `matrix` also read files below DIR (besides the experiment's
+    /// own directory). Repeatable.
+    #[arg(long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+    /// Accept a run estimated to take more than 24 hours in a mode.
+    #[arg(long)]
+    pub allow_huge: bool,
+}
+
+/// `plan --emit slurm`: the job array's shards, results directory and the Slurm
+/// options passed through to every job.
+#[derive(Debug, Clone, Args)]
+pub struct SlurmArgs {
+    /// Write a Slurm job-array script (and its submit.sh) that runs the sweep in
+    /// shards and merges them; prints where.
+    #[arg(long, value_name = "slurm")]
+    pub emit: Option<Emit>,
+    /// Number of shards for --emit slurm.
+    #[arg(long, default_value_t = 8)]
+    pub shards: u32,
+    /// Results directory the emitted script writes to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Slurm --time of each shard job (e.g. 2:00:00).
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Slurm --partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm --account.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Slurm --cpus-per-task of each shard job.
+    #[arg(long, value_name = "N")]
+    pub cpus_per_task: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -31,16 +31,14 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Check { files, set } => cmd::check::run(&files, &set),
+        Command::Check { files, load } => cmd::check::run(&files, &load),
         Command::Plan {
             file,
             format,
-            set,
+            load,
             quick,
-            emit,
-            shards,
-            out,
-        } => cmd::plan::run(&file, format, &set, quick, emit, shards, &out),
+            slurm,
+        } => cmd::plan::run(&file, format, &load, quick, &slurm),
         Command::Run(args) => cmd::run::run(&args, &argv),
         Command::Report { dir, accept } => cmd::report::run(&dir, accept.accept()),
         Command::Compare {
@@ -73,8 +71,26 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(f) => {
-            eprintln!("error: {:#}", f.error);
+            eprintln!("error: {}", error_text(&f.error));
             std::process::exit(f.code);
         }
     }
+}
+
+/// An error and its causes on one line, each said once: a cause whose text its
+/// context already quotes (`create directory x: Read-only file system`) is not
+/// repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -412,6 +412,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
         status: "complete".into(),
         host: HostInfo::default(),
         plan: plan.clone(),
+        shards: Vec::new(),
     };
     write_manifest(&dir, &manifest)?;
 

@@ -35,6 +35,22 @@ pub struct Manifest {
     pub host: HostInfo,
     /// The resolved plan (durations already shortened by `--quick`).
     pub plan: Plan,
+    /// A merged run: each shard, where and when it ran (empty for any other run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
+}
+
+/// One shard of a merged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRun {
+    /// `--shard index/count`.
+    pub index: u32,
+    pub count: u32,
+    /// The shard's results directory, as given to `merge`.
+    pub dir: String,
+    pub hostname: String,
+    pub started_utc: String,
+    pub finished_utc: Option<String>,
 }
 
 /// What the host looked like when the run started.

@@ -2,21 +2,23 @@
 //!
 //! These are the rows of `points.parquet`, `threads.parquet` and `handoffs.parquet`
 //! (written by `locklab-analysis`, so that this crate stays free of polars). Column
-//! names carry units. Metric definitions are in `crate::stats` and METRICS.md.
+//! names carry units. Metric definitions are in `crate::stats` and docs/metrics.md.
 
 use crate::plan::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped when a column changes meaning or disappears. 2: the wait statistics and
+/// Bumped when a column changes meaning or disappears. 3: the wait statistics and
 /// bypass count the waits cut off by the end of the window; hand-offs are between
 /// different threads only (`reacquisitions` apart); `remote` is `cross_node`.
-pub const RECORDS_SCHEMA_VERSION: u32 = 2;
+pub const RECORDS_SCHEMA_VERSION: u32 = 3;
 
-/// Quantiles stored for the wait-time CDF of a point (`wait_cdf_ns`).
-pub const CDF_QUANTILES: [f64; 21] = [
-    0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
-    0.85, 0.9, 0.99, 1.0,
+/// Quantiles stored for the wait-time distribution of a point (`wait_cdf_ns`): the
+/// body in steps of 0.1, then the tail in finer steps down to one wait in 100,000, then
+/// the maximum, so that a CCDF on log axes shows the tail, not two segments.
+pub const CDF_QUANTILES: [f64; 18] = [
+    0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999,
+    0.99999, 1.0,
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

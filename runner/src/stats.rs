@@ -1,4 +1,4 @@
-//! Per-thread recording and the metric definitions of `docs/metrics.md`.
+//! Per-thread recording and the metric definitions of docs/metrics.md.
 //!
 //! Each thread owns one `ThreadStats` (no shared hot spot); after the run the executor
 //! hands all of them to `summarize`, which produces the `RunRecord`. Native and
@@ -343,7 +343,7 @@ pub fn default_node_distance(a: u32, b: u32) -> &'static str {
     }
 }
 
-/// Fairness summaries over per-thread counts (METRICS.md).
+/// Fairness summaries over per-thread counts (docs/metrics.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fairness {
     pub jain: f64,

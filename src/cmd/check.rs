@@ -1,15 +1,15 @@
 //! `locklab check FILE...`
 
+use crate::cli::LoadArgs;
 use crate::exit::{self, Result};
 use std::path::PathBuf;
 
-pub fn run(files: &[PathBuf], set: &[String]) -> Result<i32> {
-    let overrides = super::parse_overrides(set)?;
+pub fn run(files: &[PathBuf], args: &LoadArgs) -> Result<i32> {
     let color = crate::util::stderr_is_terminal();
     let mut failed = 0usize;
     for file in files {
         let path = file.to_string_lossy().to_string();
-        let checked = super::load_checked(file, &overrides);
+        let checked = super::load_checked(file, args, false)?;
         if !checked.diagnostics.is_empty() {
             eprint!(
                 "{}",

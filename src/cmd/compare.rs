@@ -1,9 +1,10 @@
 //! `locklab compare DIR_A DIR_B`: per point, the ratio of each headline metric with a
-//! confidence interval and a verdict.
+//! confidence interval and a verdict. Runs of different plans are refused (exit 2).
 
 use crate::exit::{self, Failure, Result, WithCode};
 use anyhow::anyhow;
-use locklab_analysis::compare::{compare, CompareOptions};
+use locklab_analysis::compare::{compare, plan_difference, CompareOptions};
+use locklab_analysis::store;
 use std::path::Path;
 
 pub fn run(
@@ -39,6 +40,21 @@ pub fn run(
                 ),
             ));
         }
+    }
+    // Points of the same id in two different plans do not measure the same thing.
+    let (ma, mb) = (
+        store::read_manifest(a).code(exit::INVALID_INPUT)?,
+        store::read_manifest(b).code(exit::INVALID_INPUT)?,
+    );
+    if let Some(why) = plan_difference(&ma.plan, &mb.plan) {
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!(
+                "refusing to compare {} and {}: {why}",
+                a.display(),
+                b.display()
+            ),
+        ));
     }
     let opts = CompareOptions {
         allow_cross_host,

@@ -1,9 +1,12 @@
 //! End-to-end tests of the `locklab` command: one binary, one module per concern.
 
 mod cli;
+mod durable;
 mod exit_codes;
 mod experiments;
+mod hostile;
 mod notebooks;
+mod slurm;
 mod topo;
 
 use std::path::{Path, PathBuf};

@@ -2,8 +2,9 @@
 //! resolved them to, and how a grouping names series.
 
 use super::catalogue::Summaries;
-use super::facets::{metric_vs, VsSpec};
-use super::figure::{Kind, Line, LineFig};
+use super::catalogue::{claim_bounds, node_boundaries};
+use super::facets::{metric_vs, style_by_two_keys, VsSpec};
+use super::figure::{HeatFig, Kind, Line, LineFig};
 use super::format::{metric_label, unit_of_metric, Unit};
 use crate::error::{Error, Result};
 use crate::pipeline::{self, estimates, f64_values, str_values, SpeedupPair};
@@ -174,6 +175,26 @@ pub(super) fn spec_fig(
             Some(g) => g.to_vec(),
             None => varying(plan, &pts, &spec.x),
         };
+        let other = if spec.x == "from_node" {
+            "to_node"
+        } else {
+            "from_node"
+        };
+        if ROW_DIMS.contains(&other) && spec.x.ends_with("_node") && keys.iter().any(|k| k == other)
+        {
+            // Node against node is categorical × categorical: a heat map per value of
+            // the remaining keys, never lines across a categorical axis.
+            let rest: Vec<String> = keys.iter().filter(|k| *k != other).cloned().collect();
+            let sel = Selected {
+                df,
+                metric: &spec.metric,
+                est: &est,
+                keep: &keep,
+                shown: &shown,
+                mode,
+            };
+            return node_heats(plan, &sel, &rest);
+        }
         let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for r in rows(plan, df)? {
             let p = r.point.index as u32;
@@ -197,13 +218,16 @@ pub(super) fn spec_fig(
         if series.is_empty() {
             return Ok(Vec::new());
         }
-        let lines: Vec<Line> = series
+        let mut lines: Vec<Line> = series
             .into_iter()
             .map(|(name, mut pts)| {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Line { name, pts }
+                Line::new(name, pts)
             })
             .collect();
+        if keys.len() == 2 {
+            style_by_two_keys(&mut lines);
+        }
         return Ok(vec![(
             String::new(),
             Kind::Line(LineFig {
@@ -216,6 +240,7 @@ pub(super) fn spec_fig(
                 log_y: spec.log_y,
                 x_cats: None,
                 markers_only: false,
+                ..Default::default()
             }),
         )]);
     }
@@ -245,6 +270,11 @@ pub(super) fn spec_fig(
             spec.metric
         )));
     }
+    let boundaries = if spec.x == "threads" {
+        node_boundaries(plan, &sums.threads, mode, 0.5)?
+    } else {
+        Vec::new()
+    };
     let vs = VsSpec {
         group,
         points: Some(&shown),
@@ -253,6 +283,92 @@ pub(super) fn spec_fig(
     };
     Ok(metric_vs(plan, source, &vs)?
         .into_iter()
-        .map(|f| (f.label, Kind::Line(f.fig)))
+        .map(|mut f| {
+            f.fig.bounds = claim_bounds(plan, (&spec.metric, &spec.x), mode, &f.points, row_sel);
+            if spec.x == "threads" {
+                f.fig.boundaries = boundaries.clone();
+            }
+            (f.label, Kind::Line(f.fig))
+        })
+        .collect())
+}
+
+/// The rows of a row-level summary a plot shows.
+struct Selected<'a> {
+    df: &'a DataFrame,
+    metric: &'a str,
+    /// `metric` per row.
+    est: &'a [crate::stats::Estimate],
+    /// Rows that hold the plot's row selectors.
+    keep: &'a [bool],
+    /// The plot's points.
+    shown: &'a BTreeSet<u32>,
+    mode: &'a str,
+}
+
+/// The shown rows of a node-to-node summary as heat maps, one per value of `rest`
+/// (the grouping keys other than the two node axes): cell (from, to) holds the metric.
+fn node_heats(plan: &Plan, sel: &Selected, rest: &[String]) -> Result<Vec<(String, Kind)>> {
+    let Selected {
+        df,
+        metric,
+        est,
+        keep,
+        shown,
+        mode,
+    } = *sel;
+    let from = f64_values(df, "from_node")?;
+    let to = f64_values(df, "to_node")?;
+    let count = estimates(df, "count")?;
+    // facet label → ((from, to) → (value, count)), in first-seen order.
+    type Cells = BTreeMap<(u32, u32), (f64, f64)>;
+    let mut facets: Vec<(String, Cells)> = Vec::new();
+    for r in rows(plan, df)? {
+        let p = r.point.index as u32;
+        if r.mode != mode || !keep[r.i] || !shown.contains(&p) || est[r.i].is_nan() {
+            continue;
+        }
+        let label = rest
+            .iter()
+            .map(|k| row_key(df, r.i, r.point, k))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let slot = match facets.iter().position(|f| f.0 == label) {
+            Some(i) => i,
+            None => {
+                facets.push((label, BTreeMap::new()));
+                facets.len() - 1
+            }
+        };
+        facets[slot].1.insert(
+            (from[r.i] as u32, to[r.i] as u32),
+            (est[r.i].value, count[r.i].value),
+        );
+    }
+    Ok(facets
+        .into_iter()
+        .map(|(label, cells)| {
+            let nodes: Vec<u32> = cells
+                .keys()
+                .flat_map(|&(a, b)| [a, b])
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let n = nodes.len();
+            let at = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
+            let mut value = vec![vec![f64::NAN; n]; n];
+            let mut counts = vec![vec![0.0; n]; n];
+            for ((a, b), (v, c)) in cells {
+                value[at(a)][at(b)] = v;
+                counts[at(a)][at(b)] = c;
+            }
+            let fig = HeatFig {
+                nodes,
+                value,
+                count: counts,
+                value_label: metric_label(metric).trim_end_matches(" (ns)").to_string(),
+            };
+            (label, Kind::Heat(fig))
+        })
         .collect())
 }

@@ -23,8 +23,9 @@
 //! key-value metadata `locklab_schema_version` and `locklab_table`.
 //!
 //! Architecture Invariant: `parts/` is the source of truth while a run is going;
-//! the Parquet files are derived from it by [`ResultsWriter::finish`] and can be
-//! rebuilt at any time. Part files are YAML because it round-trips NaN and ±inf,
+//! the Parquet files are derived from it by [`ResultsWriter::write_tables`] and can
+//! be rebuilt at any time. A run is `complete` in its manifest only once its
+//! tables, claims and report are written: the status is the last thing written. Part files are YAML because it round-trips NaN and ±inf,
 //! which mark metrics that do not apply.
 //!
 //! One file per job: `parts` (the journal: record parts and the manifest on disk),
@@ -45,10 +46,12 @@ mod tables;
 pub use columns::{HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 pub use diff::diff_records;
 pub use load::{load_results, Results};
-pub use merge::merge;
 pub(crate) use merge::stack;
+pub use merge::{check_shards, merge, plan_fingerprint, ShardProblem};
 pub use parquet::write_parquet;
-pub use parts::{read_manifest, read_parts, write_manifest, ResultsWriter};
+pub use parts::{
+    finished_records, read_manifest, read_parts, set_status, write_manifest, ResultsWriter,
+};
 pub use tables::{axis_columns, AxisColumn, Tables};
 
 use locklab_model::plan::Mode;

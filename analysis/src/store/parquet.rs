@@ -17,6 +17,8 @@ impl Tables {
 }
 
 /// Write one table atomically, with the schema version in the file's metadata.
+/// A failed write is reported as the file system said it (`No space left on
+/// device`), not as the Parquet encoder's view of it ("transport error").
 pub fn write_parquet(path: &Path, table: &str, df: &mut DataFrame) -> Result<()> {
     write_atomic_with(path, |f| {
         let meta = KeyValueMetadata::from_static(vec![
@@ -26,12 +28,43 @@ pub fn write_parquet(path: &Path, table: &str, df: &mut DataFrame) -> Result<()>
             ),
             ("locklab_table".to_string(), table.to_string()),
         ]);
-        ParquetWriter::new(f)
+        let mut out = FirstError {
+            inner: f,
+            error: None,
+        };
+        let written = ParquetWriter::new(&mut out)
             .with_key_value_metadata(Some(meta))
-            .finish(df)
-            .map_err(Error::polars(format!("write {}", path.display())))?;
-        Ok(())
+            .finish(df);
+        match (written, out.error) {
+            (_, Some(io)) => Err(Error::io("write", path)(io)),
+            (Err(e), None) => Err(Error::polars(format!("write {}", path.display()))(e)),
+            (Ok(_), None) => Ok(()),
+        }
     })
+}
+
+/// A writer that keeps the first IO error it meets, so that it can be reported
+/// after an encoder has turned it into its own error.
+struct FirstError<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> std::io::Write for FirstError<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.keep(e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.keep(e))
+    }
+}
+
+impl<W> FirstError<W> {
+    fn keep(&mut self, e: std::io::Error) -> std::io::Error {
+        let copy = std::io::Error::new(e.kind(), e.to_string());
+        self.error.get_or_insert(e);
+        copy
+    }
 }
 
 pub(super) fn scan(path: &Path) -> Result<LazyFrame> {

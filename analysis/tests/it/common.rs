@@ -300,6 +300,7 @@ pub fn manifest(plan: &Plan) -> Manifest {
             ..HostInfo::default()
         },
         plan: plan.clone(),
+        shards: Vec::new(),
     }
 }
 

@@ -118,7 +118,10 @@ fn node_thread_and_handoff_tables() {
     assert_eq!(max[1].value, 30_002.0);
     let cdfs = pipeline::wait_cdfs(&r).unwrap();
     assert_eq!(cdfs.len(), plan.points.len());
-    assert_eq!(cdfs[0].quantiles_ns.len(), 21);
+    assert_eq!(
+        cdfs[0].quantiles_ns.len(),
+        locklab_model::records::CDF_QUANTILES.len()
+    );
 }
 
 #[test]

@@ -1,8 +1,8 @@
 use crate::common::*;
 use locklab_analysis::pipeline::{f64_values, str_values};
-use locklab_analysis::store::{self, ResultsWriter};
+use locklab_analysis::store::{self, ResultsWriter, ShardProblem};
 use locklab_analysis::{load_results, merge};
-use locklab_model::plan::Mode;
+use locklab_model::plan::{Mode, Plan};
 use polars::prelude::*;
 
 fn collect(lf: &LazyFrame) -> DataFrame {
@@ -69,7 +69,7 @@ fn round_trip_keeps_every_column_and_row() {
     assert!(f64_values(&points, "schema_version")
         .unwrap()
         .iter()
-        .all(|v| *v == store::RESULTS_SCHEMA_VERSION as f64));
+        .all(|v| *v == locklab_analysis::store::RESULTS_SCHEMA_VERSION as f64));
 
     let threads = collect(&r.threads);
     let expected: u32 = plan.points.iter().map(|p| p.threads).sum::<u32>() * REPS;
@@ -137,13 +137,14 @@ fn resume_keeps_finished_records() {
 }
 
 #[test]
-fn merge_joins_disjoint_shards_and_refuses_overlap() {
+fn merge_joins_the_shards_of_a_run_and_refuses_any_other_set() {
     let plan = plan();
     let recs = all_records(&plan);
-    let mk = |part: &[locklab_model::records::RunRecord]| {
+    let mk = |part: &[locklab_model::records::RunRecord], shard: u32, plan: &Plan| {
         let d = tempfile::tempdir().unwrap();
-        let mut m = manifest(&plan);
-        m.shard = Some((0, 2));
+        let mut m = manifest(plan);
+        m.shard = Some((shard, 2));
+        m.host.hostname = format!("node{shard}");
         let mut w = ResultsWriter::create(d.path(), &m).unwrap();
         for r in part {
             w.write(r).unwrap();
@@ -152,10 +153,10 @@ fn merge_joins_disjoint_shards_and_refuses_overlap() {
         d
     };
     let (a, b) = recs.split_at(recs.len() / 2);
-    let (da, db) = (mk(a), mk(b));
+    let (da, db) = (mk(a, 1, &plan), mk(b, 2, &plan));
     let out = tempfile::tempdir().unwrap();
     let n = merge(
-        &[da.path().to_path_buf(), db.path().to_path_buf()],
+        &[db.path().to_path_buf(), da.path().to_path_buf()],
         &out.path().join("m"),
     )
     .unwrap();
@@ -163,11 +164,47 @@ fn merge_joins_disjoint_shards_and_refuses_overlap() {
     let r = load_results(&out.path().join("m")).unwrap();
     assert_eq!(collect(&r.points).height(), recs.len());
     assert_eq!(r.manifest.shard, None);
+    // Complete only once its claims and report are written (by the caller).
+    assert_eq!(r.manifest.status, "running");
+    let hosts: Vec<(u32, &str)> = r
+        .manifest
+        .shards
+        .iter()
+        .map(|s| (s.index, s.hostname.as_str()))
+        .collect();
+    assert_eq!(hosts, [(1, "node1"), (2, "node2")]);
 
-    let dc = mk(&recs[..3]);
+    let err = |dirs: &[&tempfile::TempDir]| {
+        let dirs: Vec<_> = dirs.iter().map(|d| d.path().to_path_buf()).collect();
+        let problem = store::check_shards(&dirs).unwrap().unwrap_err();
+        let merged = merge(&dirs, &out.path().join("x")).unwrap_err().to_string();
+        assert_eq!(merged, problem.to_string());
+        problem
+    };
+    let missing = err(&[&da]);
+    assert!(
+        matches!(&missing, ShardProblem::Incomplete(m) if m.contains("shard 2 of 2 is missing")),
+        "{missing:?}"
+    );
+    let twice = err(&[&da, &mk(b, 1, &plan)]);
+    assert!(
+        matches!(&twice, ShardProblem::Mixed(m) if m.contains("shard 1/2 is given twice")),
+        "{twice:?}"
+    );
+    let mut other = plan.clone();
+    other.run.duration_ns *= 2;
+    let mixed = err(&[&da, &mk(b, 2, &other)]);
+    assert!(
+        matches!(&mixed, ShardProblem::Mixed(m) if m.contains("another plan")),
+        "{mixed:?}"
+    );
+    // Shards that overlap in records (not made by --shard) are refused too.
     let e = merge(
-        &[da.path().to_path_buf(), dc.path().to_path_buf()],
-        &out.path().join("x"),
+        &[
+            da.path().to_path_buf(),
+            mk(&recs[..3], 2, &plan).path().to_path_buf(),
+        ],
+        &out.path().join("y"),
     )
     .unwrap_err()
     .to_string();

@@ -14,8 +14,8 @@ use locklab_model::plan::{
 use locklab_model::topology::place;
 use std::time::Instant;
 
-/// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
-/// CLAIMS.md (10 / 50 / 190 ns transfers) and 5 ns atomics, as `experiments/lib/x5-4.lab`.
+/// The Oracle X5-4 of thread 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
+/// docs/reproduction.md (10 / 50 / 190 ns transfers) and 5 ns atomics, as `experiments/lib/x5-4.lab`.
 pub fn x5_4() -> Machine {
     Machine {
         name: "x5-4".into(),

@@ -1,4 +1,4 @@
-//! Batches under one lock with a lock-break policy (CLAIMS.md, seed 001).
+//! Batches under one lock with a lock-break policy (docs/reproduction.md, thread 001).
 //!
 //! Each request draws a class from the mix by weight, takes the lock, and does `items`
 //! items of `per_item` work (writing the shared lines each item). Between items the

@@ -1,4 +1,4 @@
-//! Per-CPU locks and the kernel's `double_lock_balance` (CLAIMS.md, seed 000).
+//! Per-CPU locks and the kernel's `double_lock_balance` (docs/reproduction.md, thread 000).
 //!
 //! The model is the real-time scheduler's `pull_rt_task` of 2008 (kernel/sched_rt.c):
 //! with its own runqueue lock held, a CPU walks the other runqueues with
@@ -27,7 +27,7 @@
 //! the per-CPU gradient disappears (only CPU 0 stands out).
 //!
 //! Wait class `pass`: one record per `double_lock_balance` call, from its start to
-//! holding both locks (the `wait_ns` of METRICS.md); `acquisitions` counts those
+//! holding both locks (the `wait_ns` of docs/metrics.md); `acquisitions` counts those
 //! calls, n − 1 per pass of the walk.
 
 use super::dist::sample_env;

@@ -4,12 +4,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0  every gating claim holds (or the command succeeded)
-  1  a claim failed
-  2  invalid input or usage
-  3  the run could not complete
-  4  the environment refused (e.g. pinning impossible, cross-host comparison)
+Exit codes (when several apply: 3, then 4, then 1, then 5):
+  0  every gating claim was decided and holds (or the command succeeded)
+  1  a gating claim failed (or could not be evaluated)
+  2  invalid input or usage, or nothing to run in the requested mode
+  3  the run could not complete (e.g. a simulated deadlock)
+  4  the environment refused (e.g. pinning impossible for a point a gating claim
+     reads, cross-host comparison)
+  5  no gating claim failed, but one was left undecided: inconclusive, skipped (its
+     point not run), or over points the noise gate flagged (--accept-undecided and
+     --accept-noisy accept them)
 
 The language reference: locklab help language";
 
@@ -45,7 +49,11 @@ pub enum Command {
     /// Run an experiment, write the results directory, check the claims, render the report.
     Run(RunArgs),
     /// Rebuild the report and plots of a results directory.
-    Report { dir: PathBuf },
+    Report {
+        dir: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
+    },
     /// Compare two results directories point by point.
     Compare {
         a: PathBuf,
@@ -69,6 +77,8 @@ pub enum Command {
         out: Option<PathBuf>,
         #[arg(long)]
         jobs: Option<usize>,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Merge shard results directories of one sweep into one.
     Merge {
@@ -76,6 +86,8 @@ pub enum Command {
         dirs: Vec<PathBuf>,
         #[arg(long)]
         out: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Print the host topology as experiment-language text.
     Topo {
@@ -125,6 +137,29 @@ pub struct RunArgs {
     /// Skip rendering plots and the report (claims are still checked).
     #[arg(long)]
     pub no_report: bool,
+    #[command(flatten)]
+    pub accept: AcceptArgs,
+}
+
+/// What the exit code accepts in place of a decided, clean verdict.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct AcceptArgs {
+    /// Exit 0 rather than 5 when gating claims are left undecided (inconclusive,
+    /// skipped, or over noise-flagged points).
+    #[arg(long)]
+    pub accept_undecided: bool,
+    /// Judge claims over points the noise gate flagged by their verdict, as if clean.
+    #[arg(long)]
+    pub accept_noisy: bool,
+}
+
+impl AcceptArgs {
+    pub fn accept(&self) -> crate::exit::Accept {
+        crate::exit::Accept {
+            undecided: self.accept_undecided,
+            noisy: self.accept_noisy,
+        }
+    }
 }
 
 /// How an experiment file is read: axis overrides, the directories its `use` and

@@ -40,7 +40,7 @@ fn main() {
             slurm,
         } => cmd::plan::run(&file, format, &load, quick, &slurm),
         Command::Run(args) => cmd::run::run(&args, &argv),
-        Command::Report { dir } => cmd::report::run(&dir),
+        Command::Report { dir, accept } => cmd::report::run(&dir, accept.accept()),
         Command::Compare {
             a,
             b,
@@ -54,10 +54,13 @@ fn main() {
             sim_vs_native,
             out.as_deref(),
         ),
-        Command::Reproduce { dir, out, jobs } => {
-            cmd::reproduce::run(&dir, out.as_deref(), jobs, &argv)
-        }
-        Command::Merge { dirs, out } => cmd::merge::run(&dirs, &out),
+        Command::Reproduce {
+            dir,
+            out,
+            jobs,
+            accept,
+        } => cmd::reproduce::run(&dir, out.as_deref(), jobs, accept.accept(), &argv),
+        Command::Merge { dirs, out, accept } => cmd::merge::run(&dirs, &out, accept.accept()),
         Command::Topo { measure } => cmd::topo::run(measure),
         Command::Bench { what, rows, iters } => cmd::bench::run(what, rows, iters),
         Command::Language => {

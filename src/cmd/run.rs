@@ -3,7 +3,7 @@
 
 use super::{apply_timing, modes, timing};
 use crate::cli::RunArgs;
-use crate::exit::{self, Failure, Result, WithCode};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -49,12 +49,24 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             apply_timing(&mut plan, t);
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
+            if jobs_for(&plan, &modes, None).is_empty() {
+                let names: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+                return Err(Failure::new(
+                    exit::INVALID_INPUT,
+                    anyhow!(
+                        "nothing to run: no point of {} runs in mode {}",
+                        file.display(),
+                        names.join(" or ")
+                    ),
+                ));
+            }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
             (manifest, dir, BTreeSet::new())
         }
     };
-    execute(manifest, &dir, &done, args.jobs, !args.no_report)
+    let accept = args.accept.accept();
+    execute(manifest, &dir, &done, args.jobs, !args.no_report, accept)
 }
 
 /// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
@@ -163,6 +175,7 @@ pub fn execute(
     done: &BTreeSet<(u32, Mode, u32)>,
     jobs: Option<usize>,
     report: bool,
+    accept: Accept,
 ) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
         ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
@@ -259,14 +272,15 @@ pub fn execute(
         println!("shard {i}/{n} done; claims are evaluated by merge");
         return Ok(exit::OK);
     }
-    finish(dir, report)
+    finish(dir, report, accept)
 }
 
 /// Evaluate the claims of a results directory whose records are all there, write
 /// claims.json and (with `report`) the report, then mark the run `complete`; print
-/// the claims table. Returns the exit code the claims call for. A failure to write
-/// marks the run `failed: ...` (as far as the disk allows) and is exit 3.
-pub fn finish(dir: &Path, report: bool) -> Result<i32> {
+/// the claims table. Returns the exit code the records and the claims call for. A
+/// failure to write marks the run `failed: ...` (as far as the disk allows) and is
+/// exit 3.
+pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
         let results = store::load_results(dir)?;
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
@@ -278,9 +292,9 @@ pub fn finish(dir: &Path, report: bool) -> Result<i32> {
             None
         };
         store::set_status(dir, "complete")?;
-        Ok((claims, index))
+        Ok((results, claims, index))
     })();
-    let (claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }
@@ -288,8 +302,51 @@ pub fn finish(dir: &Path, report: bool) -> Result<i32> {
         println!("no claims in this experiment");
     } else {
         print!("{}", locklab_analysis::claims::claims_table(&claims));
+        let plan = &results.manifest.plan;
+        if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+            println!(
+                "note: {}",
+                locklab_analysis::report::one_seed_note(results.manifest.quick)
+            );
+        }
     }
-    Ok(exit::for_claims(&claims))
+    let by_claims = exit::for_claims(&claims, accept);
+    if by_claims == exit::UNDECIDED {
+        eprintln!(
+            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
+            exit::UNDECIDED
+        );
+    }
+    let skips = locklab_analysis::pipeline::skipped_points(&results).code(exit::RUN_FAILED)?;
+    let gating: BTreeSet<u32> = results
+        .manifest
+        .plan
+        .claims
+        .iter()
+        .filter(|c| c.gating)
+        .flat_map(locklab_analysis::claims::points_read)
+        .collect();
+    let pairs = jobs_for(
+        &results.manifest.plan,
+        &results.manifest.modes,
+        results.manifest.shard,
+    )
+    .iter()
+    .map(|j| (j.point, j.mode))
+    .collect::<BTreeSet<_>>()
+    .len();
+    if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
+        let what = if v.code == exit::RUN_FAILED {
+            "simulated deadlock"
+        } else {
+            "pinning impossible"
+        };
+        for line in &v.lines {
+            eprintln!("error: {what}: {line}");
+        }
+        return Ok(v.code);
+    }
+    Ok(by_claims)
 }
 
 /// Record in the manifest why the run failed, if the disk still lets us.

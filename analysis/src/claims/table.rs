@@ -27,11 +27,7 @@ pub fn claims_table(claims: &[ClaimResult]) -> String {
             if let Some(m) = &c.mode {
                 name.push_str(&format!(" ({m})"));
             }
-            let verdict = if c.gating || c.verdict == Verdict::Error {
-                c.verdict.as_str().to_string()
-            } else {
-                format!("{} (not gating)", c.verdict)
-            };
+            let verdict = c.verdict_label();
             [
                 name,
                 c.location(),
@@ -75,6 +71,11 @@ pub fn claims_table(claims: &[ClaimResult]) -> String {
         )
     }) {
         out.push_str(&format!("{} {}: {}\n", c.id, c.verdict, c.detail));
+    }
+    for c in claims {
+        if let Some(note) = c.noise_note() {
+            out.push_str(&format!("{} (noisy): {note}\n", c.id));
+        }
     }
     out
 }

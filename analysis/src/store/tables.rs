@@ -60,7 +60,7 @@ const IDENTITY: &[&str] = &[
     "class",
     "from_node",
     "to_node",
-    "remote",
+    "cross_node",
 ];
 
 /// Frame from record columns and axis columns: a record column whose name an axis
@@ -226,11 +226,27 @@ impl Tables {
                 ps.iter().map(|p| p.skipped.as_deref()).collect::<Vec<_>>(),
             ),
             c(
+                "skip_cause",
+                ps.iter()
+                    .map(|p| p.skip_cause.map(|c| c.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+            c(
                 "window_ns",
                 ps.iter().map(|p| p.window_ns).collect::<Vec<_>>(),
             ),
         ]);
         cols.extend(metric_values(Table::Points, POINT_FIELDS, &ps));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                ps.iter().map(|p| p.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                ps.iter().map(|p| p.bypass_max_censored).collect::<Vec<_>>(),
+            ),
+        ]);
         cols.push(c(
             "fairness_window_ns",
             ps.iter().map(|p| p.fairness_window_ns).collect::<Vec<_>>(),
@@ -292,6 +308,18 @@ impl Tables {
         ]);
         let rows: Vec<&ThreadRecord> = ts.iter().map(|(_, t)| *t).collect();
         cols.extend(metric_values(Table::Threads, THREAD_FIELDS, &rows));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                rows.iter().map(|t| t.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                rows.iter()
+                    .map(|t| t.bypass_max_censored)
+                    .collect::<Vec<_>>(),
+            ),
+        ]);
         let threads = assemble("threads", n, cols, &axis_names)?;
 
         // hand-offs
@@ -312,7 +340,7 @@ impl Tables {
                 hs.iter().map(|(_, h)| h.to_node).collect::<Vec<_>>(),
             ),
             c(
-                "remote",
+                "cross_node",
                 hs.iter()
                     .map(|(_, h)| h.from_node != h.to_node)
                     .collect::<Vec<_>>(),

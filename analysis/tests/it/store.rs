@@ -41,6 +41,10 @@ fn round_trip_keeps_every_column_and_row() {
         "migrations_per_wakeup",
         "wait_cdf_ns",
         "skipped",
+        "waits_censored",
+        "reacquisitions",
+        "wait_max_censored",
+        "bypass_max_censored",
     ] {
         assert!(points.column(c).is_ok(), "points lacks {c}");
     }
@@ -79,12 +83,14 @@ fn round_trip_keeps_every_column_and_row() {
         "class",
         "wait_p99_ns",
         "share",
+        "waits_censored",
+        "wait_max_censored",
     ] {
         assert!(threads.column(c).is_ok(), "threads lacks {c}");
     }
     let handoffs = collect(&r.handoffs);
     assert_eq!(handoffs.height(), plan.points.len() * REPS as usize * 4);
-    let remote = str_values(&handoffs, "remote").unwrap();
+    let remote = str_values(&handoffs, "cross_node").unwrap();
     assert_eq!(remote[..4], ["false", "true", "true", "false"]);
 }
 

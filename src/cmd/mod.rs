@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod latest;
 pub mod merge;
 pub mod plan;
 pub mod report;

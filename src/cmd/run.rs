@@ -278,9 +278,12 @@ pub fn finish(dir: &Path, report: bool) -> Result<i32> {
             None
         };
         store::set_status(dir, "complete")?;
-        Ok((claims, index))
+        Ok((claims, index, results.manifest.plan.experiment))
     })();
-    let (claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    let (claims, index, experiment) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    if let Err(e) = super::latest::mark(dir, &experiment) {
+        eprintln!("warning: {e}");
+    }
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }

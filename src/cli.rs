@@ -28,6 +28,9 @@ pub enum Command {
         files: Vec<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
+        /// `json`: one object on stdout with every file's diagnostics (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Show the expanded points, their count and the estimated run time.
     Plan {
@@ -60,6 +63,9 @@ pub enum Command {
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// `json`: the table's rows as one object on stdout (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Re-run from a results directory's manifest and compare with the stored results.
     Reproduce {
@@ -96,6 +102,13 @@ pub enum Command {
     },
     /// Show the language reference (`locklab help language` does the same).
     Language,
+    /// Print a shell completion script: `locklab completions bash > ~/.local/share/bash-completion/completions/locklab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `locklab man > locklab.1; man ./locklab.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -125,6 +138,12 @@ pub struct RunArgs {
     /// Skip rendering plots and the report (claims are still checked).
     #[arg(long)]
     pub no_report: bool,
+    /// Write into an existing, non-empty --out anyway, replacing what is there.
+    #[arg(long)]
+    pub force: bool,
+    /// `json`: the claims and the run's summary as one object on stdout (docs/cli.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// How an experiment file is read: axis overrides, the directories its `use` and
@@ -181,6 +200,15 @@ pub enum ModeArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
     Table,
+    Json,
+}
+
+/// What `run`, `check` and `compare` print on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Text,
+    /// One JSON object (its shape: docs/cli.md).
     Json,
 }
 

@@ -67,7 +67,14 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
         argv,
     );
     manifest.started_utc = util::utc_now();
-    super::run::execute(manifest, &new_dir, &BTreeSet::new(), jobs, false)?;
+    super::run::execute(
+        manifest,
+        &new_dir,
+        &BTreeSet::new(),
+        jobs,
+        false,
+        crate::cli::Format::Text,
+    )?;
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {

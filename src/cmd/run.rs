@@ -1,8 +1,8 @@
 //! `locklab run FILE`: execute the plan, store the records, check the claims, render
 //! the report.
 
-use super::{apply_timing, modes, timing};
-use crate::cli::RunArgs;
+use super::{apply_timing, modes, summary, timing};
+use crate::cli::{Format, RunArgs};
 use crate::exit::{self, Failure, Result, WithCode};
 use crate::util;
 use anyhow::anyhow;
@@ -51,10 +51,18 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             let modes = modes(&plan, args.mode);
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
+            super::out_dir::claim(&dir, args.force)?;
             (manifest, dir, BTreeSet::new())
         }
     };
-    execute(manifest, &dir, &done, args.jobs, !args.no_report)
+    execute(
+        manifest,
+        &dir,
+        &done,
+        args.jobs,
+        !args.no_report,
+        args.format,
+    )
 }
 
 /// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
@@ -163,6 +171,7 @@ pub fn execute(
     done: &BTreeSet<(u32, Mode, u32)>,
     jobs: Option<usize>,
     report: bool,
+    format: Format,
 ) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
         ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
@@ -256,10 +265,17 @@ pub fn execute(
     );
     if let Some((i, n)) = manifest.shard {
         store::set_status(dir, "complete").code(exit::RUN_FAILED)?;
-        println!("shard {i}/{n} done; claims are evaluated by merge");
+        match format {
+            Format::Text => println!("shard {i}/{n} done; claims are evaluated by merge"),
+            Format::Json => println!(
+                "{}",
+                serde_json::json!({ "run": 1, "dir": dir, "status": "complete",
+                    "shard": [i, n], "exit_code": exit::OK, "claims": [] })
+            ),
+        }
         return Ok(exit::OK);
     }
-    finish(dir, report)
+    finish_as(dir, report, format)
 }
 
 /// Evaluate the claims of a results directory whose records are all there, write
@@ -267,6 +283,11 @@ pub fn execute(
 /// the claims table. Returns the exit code the claims call for. A failure to write
 /// marks the run `failed: ...` (as far as the disk allows) and is exit 3.
 pub fn finish(dir: &Path, report: bool) -> Result<i32> {
+    finish_as(dir, report, Format::Text)
+}
+
+/// [`finish`], printing the outcome as `format` asks.
+pub fn finish_as(dir: &Path, report: bool, format: Format) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
         let results = store::load_results(dir)?;
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
@@ -278,21 +299,33 @@ pub fn finish(dir: &Path, report: bool) -> Result<i32> {
             None
         };
         store::set_status(dir, "complete")?;
-        Ok((claims, index, results.manifest.plan.experiment))
+        Ok((claims, index, results))
     })();
-    let (claims, index, experiment) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
-    if let Err(e) = super::latest::mark(dir, &experiment) {
+    let (claims, index, results) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    if let Err(e) = super::latest::mark(dir, &results.manifest.plan.experiment) {
         eprintln!("warning: {e}");
     }
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }
-    if claims.is_empty() {
-        println!("no claims in this experiment");
-    } else {
-        print!("{}", locklab_analysis::claims::claims_table(&claims));
+    let flags = summary::noise_flags(&results);
+    if let Some(line) = summary::noise_line(&results, &flags) {
+        eprintln!("{line}");
     }
-    Ok(exit::for_claims(&claims))
+    let code = exit::for_claims(&claims);
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary::run_json(dir, &results, &claims, code))
+                .unwrap_or_default()
+        ),
+        Format::Text if claims.is_empty() => println!("no claims in this experiment"),
+        Format::Text => print!(
+            "{}",
+            locklab_analysis::claims::claims_table(&claims, crate::term::width())
+        ),
+    }
+    Ok(code)
 }
 
 /// Record in the manifest why the run failed, if the disk still lets us.
@@ -397,8 +430,9 @@ fn default_dir(m: &Manifest) -> PathBuf {
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
-    // On a terminal: a bar with ETA. In pipes and CI: nothing until the summary.
-    let target = if util::stderr_is_terminal() {
+    // On a terminal: a bar with ETA. In pipes, CI, NO_COLOR or TERM=dumb: nothing
+    // until the summary.
+    let target = if crate::term::animate() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()

@@ -55,8 +55,11 @@ fn notebooks_execute_against_quick_runs_and_keep_their_outputs() {
         eprintln!("NOTE: notebook test not run: pip install -r notebooks/requirements.txt");
         return;
     }
+    // The executed notebooks stay for a look after the test, under the target
+    // directory: target/tmp/notebooks/<experiment>/explore.ipynb.
+    let kept = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("notebooks");
+    execute(quickstart_run(), &kept.join("quickstart"));
     let tmp = tempfile::tempdir().unwrap();
-    execute(quickstart_run(), &tmp.path().join("quickstart"));
 
     // A sweep over workload, lock, threshold and threads, with a baseline lock
     // that lacks the threshold axis.
@@ -68,5 +71,6 @@ fn notebooks_execute_against_quick_runs_and_keep_their_outputs() {
         .output()
         .unwrap();
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    execute(&dir, &tmp.path().join("cna_threshold-notebooks"));
+    execute(&dir, &kept.join("cna_threshold"));
+    eprintln!("executed notebooks: {}", kept.display());
 }

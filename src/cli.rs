@@ -32,6 +32,9 @@ pub enum Command {
         files: Vec<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
+        /// `json`: one object on stdout with every file's diagnostics (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Show the expanded points, their count and the estimated run time.
     Plan {
@@ -68,6 +71,9 @@ pub enum Command {
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// `json`: the table's rows as one object on stdout (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Re-run from a results directory's manifest and compare with the stored results.
     Reproduce {
@@ -108,6 +114,13 @@ pub enum Command {
     },
     /// Show the language reference (`locklab help language` does the same).
     Language,
+    /// Print a shell completion script: `locklab completions bash > ~/.local/share/bash-completion/completions/locklab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `locklab man > locklab.1; man ./locklab.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -139,6 +152,12 @@ pub struct RunArgs {
     pub no_report: bool,
     #[command(flatten)]
     pub accept: AcceptArgs,
+    /// Write into an existing, non-empty --out anyway, replacing what is there.
+    #[arg(long)]
+    pub force: bool,
+    /// `json`: the claims and the run's summary as one object on stdout (docs/cli.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// What the exit code accepts in place of a decided, clean verdict.
@@ -216,6 +235,15 @@ pub enum ModeArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
     Table,
+    Json,
+}
+
+/// What `run`, `check` and `compare` print on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Text,
+    /// One JSON object (its shape: docs/cli.md).
     Json,
 }
 

@@ -4,9 +4,10 @@
 mod cli;
 mod cmd;
 mod exit;
+mod term;
 mod util;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 
 fn main() {
@@ -18,7 +19,16 @@ fn main() {
         print!("{}", locklab_dsl::LANGUAGE_REFERENCE);
         return;
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let colour = if term::colour() {
+        clap::ColorChoice::Auto
+    } else {
+        clap::ColorChoice::Never
+    };
+    let parsed = Cli::command()
+        .color(colour)
+        .try_get_matches_from(&argv)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -31,7 +41,11 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Check { files, load } => cmd::check::run(&files, &load),
+        Command::Check {
+            files,
+            load,
+            format,
+        } => cmd::check::run(&files, &load, format),
         Command::Plan {
             file,
             format,
@@ -47,12 +61,14 @@ fn main() {
             allow_cross_host,
             sim_vs_native,
             out,
+            format,
         } => cmd::compare::run(
             &a,
             b.as_deref(),
             allow_cross_host,
             sim_vs_native,
             out.as_deref(),
+            format,
         ),
         Command::Reproduce {
             dir,
@@ -67,6 +83,8 @@ fn main() {
             print!("{}", locklab_dsl::LANGUAGE_REFERENCE);
             Ok(exit::OK)
         }
+        Command::Completions { shell } => cmd::docs::completions(shell),
+        Command::Man => cmd::docs::man(),
     };
     match result {
         Ok(code) => std::process::exit(code),

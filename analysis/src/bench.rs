@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::pipeline;
 use crate::store::{self, write_manifest, write_parquet, Tables, THREADS_FILE};
 use locklab_model::manifest::{HostInfo, Manifest};
+use locklab_model::metrics::Table;
 use locklab_model::plan::*;
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use polars::prelude::ParquetWriter;
@@ -427,7 +428,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
             .flat_map(|i| (0..REPS).map(move |r| (i, r)))
             .map(|(i, r)| bench_record(&plan, i, r))
             .collect();
-        let t = Tables::from_records(&plan, &recs)?;
+        let t = Tables::from_records(&manifest, &recs)?;
         if writer.is_none() {
             writer = Some(
                 ParquetWriter::new(file.try_clone().map_err(Error::io("open", &threads_path))?)
@@ -449,12 +450,12 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     drop(file);
     write_parquet(
         &dir.join(store::POINTS_FILE),
-        "points",
+        Table::Points,
         &mut store::stack(pts)?,
     )?;
     write_parquet(
         &dir.join(store::HANDOFFS_FILE),
-        "handoffs",
+        Table::Handoffs,
         &mut store::stack(hos)?,
     )?;
     let generate_s = t0.elapsed().as_secs_f64();

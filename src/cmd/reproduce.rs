@@ -75,7 +75,15 @@ pub fn run(
     manifest.started_utc = util::utc_now();
     // The new run's claims decide the exit code, as `run` would; a simulation that
     // does not reproduce exactly fails it whatever they say.
-    let code = super::run::execute(manifest, &new_dir, &BTreeSet::new(), jobs, false, accept)?;
+    let code = super::run::execute(
+        manifest,
+        &new_dir,
+        &BTreeSet::new(),
+        jobs,
+        false,
+        accept,
+        crate::cli::Format::Text,
+    )?;
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {

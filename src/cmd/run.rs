@@ -1,8 +1,8 @@
 //! `locklab run FILE`: execute the plan, store the records, check the claims, render
 //! the report.
 
-use super::{apply_timing, modes, timing};
-use crate::cli::RunArgs;
+use super::{apply_timing, modes, summary, timing};
+use crate::cli::{Format, RunArgs};
 use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
 use anyhow::anyhow;
@@ -62,11 +62,20 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
+            super::out_dir::claim(&dir, args.force)?;
             (manifest, dir, BTreeSet::new())
         }
     };
     let accept = args.accept.accept();
-    execute(manifest, &dir, &done, args.jobs, !args.no_report, accept)
+    execute(
+        manifest,
+        &dir,
+        &done,
+        args.jobs,
+        !args.no_report,
+        accept,
+        args.format,
+    )
 }
 
 /// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
@@ -176,6 +185,7 @@ pub fn execute(
     jobs: Option<usize>,
     report: bool,
     accept: Accept,
+    format: Format,
 ) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
         ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
@@ -269,10 +279,17 @@ pub fn execute(
     );
     if let Some((i, n)) = manifest.shard {
         store::set_status(dir, "complete").code(exit::RUN_FAILED)?;
-        println!("shard {i}/{n} done; claims are evaluated by merge");
+        match format {
+            Format::Text => println!("shard {i}/{n} done; claims are evaluated by merge"),
+            Format::Json => println!(
+                "{}",
+                serde_json::json!({ "run": 1, "dir": dir, "status": "complete",
+                    "shard": [i, n], "exit_code": exit::OK, "claims": [] })
+            ),
+        }
         return Ok(exit::OK);
     }
-    finish(dir, report, accept)
+    finish_as(dir, report, accept, format)
 }
 
 /// Evaluate the claims of a results directory whose records are all there, write
@@ -281,6 +298,11 @@ pub fn execute(
 /// failure to write marks the run `failed: ...` (as far as the disk allows) and is
 /// exit 3.
 pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
+    finish_as(dir, report, accept, Format::Text)
+}
+
+/// [`finish`], printing the outcome as `format` asks.
+pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
         let results = store::load_results(dir)?;
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
@@ -295,29 +317,57 @@ pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
         Ok((results, claims, index))
     })();
     let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    if let Err(e) = super::latest::mark(dir, &results.manifest.plan.experiment) {
+        eprintln!("warning: {e}");
+    }
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }
-    if claims.is_empty() {
-        println!("no claims in this experiment");
-    } else {
-        print!("{}", locklab_analysis::claims::claims_table(&claims));
-        let plan = &results.manifest.plan;
-        if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
-            println!(
-                "note: {}",
-                locklab_analysis::report::one_seed_note(results.manifest.quick)
+    let flags = summary::noise_flags(&results);
+    if let Some(line) = summary::noise_line(&results, &flags) {
+        eprintln!("{line}");
+    }
+    let code = exit_code(&results, &claims, accept)?;
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary::run_json(dir, &results, &claims, code))
+                .unwrap_or_default()
+        ),
+        Format::Text if claims.is_empty() => println!("no claims in this experiment"),
+        Format::Text => {
+            print!(
+                "{}",
+                locklab_analysis::claims::claims_table(&claims, crate::term::width())
             );
+            let plan = &results.manifest.plan;
+            if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+                println!(
+                    "note: {}",
+                    locklab_analysis::report::one_seed_note(results.manifest.quick)
+                );
+            }
         }
     }
-    let by_claims = exit::for_claims(&claims, accept);
+    Ok(code)
+}
+
+/// The exit code the records and the claims of a finished run call for: a simulated
+/// deadlock (3) or pinning refused for the gating points (4) first, then the claims'
+/// (1, 5 or 0), with the reasons on stderr.
+fn exit_code(
+    results: &store::Results,
+    claims: &[locklab_analysis::claims::ClaimResult],
+    accept: Accept,
+) -> Result<i32> {
+    let by_claims = exit::for_claims(claims, accept);
     if by_claims == exit::UNDECIDED {
         eprintln!(
             "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
             exit::UNDECIDED
         );
     }
-    let skips = locklab_analysis::pipeline::skipped_points(&results).code(exit::RUN_FAILED)?;
+    let skips = locklab_analysis::pipeline::skipped_points(results).code(exit::RUN_FAILED)?;
     let gating: BTreeSet<u32> = results
         .manifest
         .plan
@@ -451,8 +501,9 @@ fn default_dir(m: &Manifest) -> PathBuf {
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
-    // On a terminal: a bar with ETA. In pipes and CI: nothing until the summary.
-    let target = if util::stderr_is_terminal() {
+    // On a terminal: a bar with ETA. In pipes, CI, NO_COLOR or TERM=dumb: nothing
+    // until the summary.
+    let target = if crate::term::animate() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()

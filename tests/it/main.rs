@@ -1,6 +1,7 @@
 //! End-to-end tests of the `locklab` command: one binary, one module per concern.
 
 mod cli;
+mod conventions;
 mod durable;
 mod exit_codes;
 mod experiments;

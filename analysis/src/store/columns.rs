@@ -8,7 +8,8 @@ use locklab_model::metrics::{self, Table};
 use locklab_model::records::{HandoffRecord, PointRecord, ThreadRecord};
 
 /// How a metric column is read from a record: counts are whole numbers (u64
-/// columns), measures f64 (NaN where a metric does not apply).
+/// columns), measures f64 (NaN in the record, null in the table, where a metric does
+/// not apply).
 pub(super) enum Field<R> {
     Count(fn(&R) -> u64),
     Measure(fn(&R) -> f64),
@@ -120,6 +121,9 @@ pub const HANDOFF_METRICS: &[&str] =
 /// identity and description (axis values and the `extra` map aside).
 pub const POINT_RECORD_COLUMNS: &[&str] = &[
     "schema_version",
+    "run_id",
+    "experiment",
+    "host",
     "point",
     "point_id",
     "mode",

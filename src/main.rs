@@ -11,6 +11,13 @@ use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 
 fn main() {
+    // `locklab plan FILE | head`: a closed pipe ends the process quietly, as it does
+    // any Unix tool, instead of a panic in `println!`.
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let argv: Vec<String> = std::env::args().collect();
     // `locklab help language` is the reference's documented spelling.
     if argv.get(1).map(String::as_str) == Some("help")

@@ -70,7 +70,9 @@ fn notebooks_execute_against_quick_runs_and_keep_their_outputs() {
         .arg("experiments/cna_threshold.lab")
         .output()
         .unwrap();
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    // 5: a quick run cannot decide the 1 ms window fairness (its window is 100 ms);
+    // the records are complete, which is all the notebook needs.
+    assert!(matches!(o.status.code(), Some(0 | 1 | 5)), "{}", stderr(&o));
     execute(&dir, &kept.join("cna_threshold"));
     eprintln!("executed notebooks: {}", kept.display());
 }

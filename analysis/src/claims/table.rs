@@ -191,6 +191,9 @@ mod tests {
             verdict,
             detail: detail.into(),
             terms: Vec::new(),
+            repetitions: 5,
+            noisy_points: Vec::new(),
+            lower_bounds: Vec::new(),
         }
     }
 

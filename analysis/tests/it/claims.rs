@@ -749,7 +749,7 @@ fn one_repetition_and_noise_flagged_points_are_marked() {
     let noisy = one(&all, "noisy");
     assert_eq!(noisy.noisy_points, [plan.points[noisy_point].id.clone()]);
     assert_eq!(noisy.verdict_label(), "pass (noisy)");
-    let table = claims::claims_table(&all);
+    let table = claims::claims_table(&all, 200);
     assert!(
         table.contains("noisy (noisy): reads points the noise gate flagged"),
         "{table}"
@@ -764,7 +764,7 @@ fn one_repetition_and_noise_flagged_points_are_marked() {
             c.measured_label()
         );
     }
-    let table = claims::claims_table(&single);
+    let table = claims::claims_table(&single, 200);
     assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");
 }
 

@@ -92,7 +92,7 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
             &new_dir,
             &CompareOptions {
                 allow_cross_host: false,
-                sim_vs_native: false,
+                ..CompareOptions::default()
             },
         )
         .map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;

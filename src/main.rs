@@ -58,7 +58,7 @@ fn main() {
             cmd::reproduce::run(&dir, out.as_deref(), jobs, &argv)
         }
         Command::Merge { dirs, out } => cmd::merge::run(&dirs, &out),
-        Command::Topo { measure } => cmd::topo::run(measure),
+        Command::Topo { measure, name } => cmd::topo::run(measure, name.as_deref()),
         Command::Bench { what, rows, iters } => cmd::bench::run(what, rows, iters),
         Command::Language => {
             print!("{}", locklab_dsl::LANGUAGE_REFERENCE);

@@ -3,5 +3,5 @@
 
 fn main() {
     let host = locklab_runner::host::detect();
-    print!("{}", locklab_runner::calibrate::measure_report(&host));
+    print!("{}", locklab_runner::calibrate::measure_report(&host, None));
 }

@@ -8,7 +8,7 @@
 //!   store that answers ([`Handoff::LoadStore`]: a load miss plus a store's
 //!   ownership request, as a spinning waiter and a releasing holder do).
 //! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
-//!   (`atomic` and `memory { fence }`).
+//!   (`atomic`; the fence is written as a comment).
 //! - [`measure_report`]: all of them for one CPU pair per distance level, and the
 //!   host as one `topology` item with the measured values.
 //!
@@ -148,7 +148,8 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
 
 /// `locklab topo --measure`: the costs above for one CPU pair per distance level the
 /// host has (as comments), and the host as one `topology` item using them.
-pub fn measure_report(h: &HostInfo) -> String {
+/// `name` names the topology item (default `host_<hostname>`).
+pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
     let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
     let allowed = pin::allowed_cpus().unwrap_or_default();
     let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
@@ -204,6 +205,6 @@ pub fn measure_report(h: &HostInfo) -> String {
             atomic_ns: owned.map_or(5.0, |o| o.0),
             fence_ns: owned.map(|o| o.1),
         });
-    s.push_str(&topology_as_lab_with(h, measured));
+    s.push_str(&topology_as_lab_with(h, measured, name));
     s
 }

@@ -4,12 +4,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0  every gating claim holds (or the command succeeded)
-  1  a claim failed
-  2  invalid input or usage
-  3  the run could not complete
-  4  the environment refused (e.g. pinning impossible, cross-host comparison)
+Exit codes (when several apply: 3, then 4, then 1, then 5):
+  0  every gating claim was decided and holds (or the command succeeded)
+  1  a gating claim failed (or could not be evaluated)
+  2  invalid input or usage, or nothing to run in the requested mode
+  3  the run could not complete (e.g. a simulated deadlock)
+  4  the environment refused (e.g. pinning impossible for a point a gating claim
+     reads, cross-host comparison)
+  5  no gating claim failed, but one was left undecided: inconclusive, skipped (its
+     point not run), or over points the noise gate flagged (--accept-undecided and
+     --accept-noisy accept them)
 
 The language reference: locklab help language";
 
@@ -28,6 +32,9 @@ pub enum Command {
         files: Vec<PathBuf>,
         #[command(flatten)]
         load: LoadArgs,
+        /// `json`: one object on stdout with every file's diagnostics (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Show the expanded points, their count and the estimated run time.
     Plan {
@@ -45,7 +52,11 @@ pub enum Command {
     /// Run an experiment, write the results directory, check the claims, render the report.
     Run(RunArgs),
     /// Rebuild the report and plots of a results directory.
-    Report { dir: PathBuf },
+    Report {
+        dir: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
+    },
     /// Compare two results directories point by point.
     Compare {
         a: PathBuf,
@@ -60,6 +71,9 @@ pub enum Command {
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// `json`: the table's rows as one object on stdout (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Re-run from a results directory's manifest and compare with the stored results.
     Reproduce {
@@ -69,6 +83,8 @@ pub enum Command {
         out: Option<PathBuf>,
         #[arg(long)]
         jobs: Option<usize>,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Merge shard results directories of one sweep into one.
     Merge {
@@ -76,6 +92,8 @@ pub enum Command {
         dirs: Vec<PathBuf>,
         #[arg(long)]
         out: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Print the host topology as experiment-language text.
     Topo {
@@ -100,6 +118,13 @@ pub enum Command {
     },
     /// Show the language reference (`locklab help language` does the same).
     Language,
+    /// Print a shell completion script: `locklab completions bash > ~/.local/share/bash-completion/completions/locklab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `locklab man > locklab.1; man ./locklab.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +154,35 @@ pub struct RunArgs {
     /// Skip rendering plots and the report (claims are still checked).
     #[arg(long)]
     pub no_report: bool,
+    #[command(flatten)]
+    pub accept: AcceptArgs,
+    /// Write into an existing, non-empty --out anyway, replacing what is there.
+    #[arg(long)]
+    pub force: bool,
+    /// `json`: the claims and the run's summary as one object on stdout (docs/cli.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// What the exit code accepts in place of a decided, clean verdict.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct AcceptArgs {
+    /// Exit 0 rather than 5 when gating claims are left undecided (inconclusive,
+    /// skipped, or over noise-flagged points).
+    #[arg(long)]
+    pub accept_undecided: bool,
+    /// Judge claims over points the noise gate flagged by their verdict, as if clean.
+    #[arg(long)]
+    pub accept_noisy: bool,
+}
+
+impl AcceptArgs {
+    pub fn accept(&self) -> crate::exit::Accept {
+        crate::exit::Accept {
+            undecided: self.accept_undecided,
+            noisy: self.accept_noisy,
+        }
+    }
 }
 
 /// How an experiment file is read: axis overrides, the directories its `use` and
@@ -185,6 +239,15 @@ pub enum ModeArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
     Table,
+    Json,
+}
+
+/// What `run`, `check` and `compare` print on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Text,
+    /// One JSON object (its shape: docs/cli.md).
     Json,
 }
 

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::pipeline;
 use crate::store::{self, write_manifest, write_parquet, Tables, THREADS_FILE};
 use locklab_model::manifest::{HostInfo, Manifest};
+use locklab_model::metrics::Table;
 use locklab_model::plan::*;
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use polars::prelude::ParquetWriter;
@@ -227,6 +228,7 @@ fn bench_plan(points: usize) -> Plan {
                     exprs: [2, 1, 0].map(|x| Expr::Metric(sp(x))).to_vec(),
                     op: OrderOp::Less,
                     min_gap: 0.02,
+                    or_equal: Vec::new(),
                 },
             ),
             claim(
@@ -263,9 +265,9 @@ fn bench_plan(points: usize) -> Plan {
                 },
             ),
             claim(
-                "remote",
+                "cross_node",
                 ClaimKind::Band {
-                    expr: cna0("wait_max_ns", ("remote", Value::Bool(true))),
+                    expr: cna0("wait_max_ns", ("cross_node", Value::Bool(true))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,
@@ -299,9 +301,12 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
         workload: "single".into(),
         threads: THREADS,
         skipped: None,
+        skip_cause: None,
         window_ns: 1_000_000_000,
         acquisitions: tp as u64,
         ops: tp as u64,
+        waits_censored: THREADS as u64,
+        reacquisitions: 0,
         throughput_ops_s: tp,
         cpu_ns_per_acq: f64::NAN,
         overhead_ns: f64::NAN,
@@ -318,6 +323,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
         wait_mean_ns: 2e4,
         hold_mean_ns: 90.0,
         bypass_max: 143.0,
+        wait_max_censored: false,
+        bypass_max_censored: false,
         bypass_mean: 10.0,
         handoff_local_frac: 0.8,
         cpu_wall_ratio: f64::NAN,
@@ -339,6 +346,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
             node: node(t),
             class: "lock".into(),
             acquisitions: (tp / THREADS as f64) as u64 + t as u64,
+            waits_censored: 1,
+            reacquisitions: 0,
             share: 1.0 / THREADS as f64,
             wait_p50_ns: 1e4 + t as f64,
             wait_p99_ns: 1e5 * jitter + 10.0 * t as f64,
@@ -347,6 +356,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
             wait_mean_ns: 2e4,
             hold_mean_ns: 90.0,
             bypass_max: 143.0,
+            wait_max_censored: false,
+            bypass_max_censored: false,
             cpu_ns: f64::NAN,
         })
         .collect();
@@ -417,7 +428,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
             .flat_map(|i| (0..REPS).map(move |r| (i, r)))
             .map(|(i, r)| bench_record(&plan, i, r))
             .collect();
-        let t = Tables::from_records(&plan, &recs)?;
+        let t = Tables::from_records(&manifest, &recs)?;
         if writer.is_none() {
             writer = Some(
                 ParquetWriter::new(file.try_clone().map_err(Error::io("open", &threads_path))?)
@@ -439,12 +450,12 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     drop(file);
     write_parquet(
         &dir.join(store::POINTS_FILE),
-        "points",
+        Table::Points,
         &mut store::stack(pts)?,
     )?;
     write_parquet(
         &dir.join(store::HANDOFFS_FILE),
-        "handoffs",
+        Table::Handoffs,
         &mut store::stack(hos)?,
     )?;
     let generate_s = t0.elapsed().as_secs_f64();

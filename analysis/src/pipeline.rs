@@ -15,6 +15,7 @@ use crate::stats::{self, Estimate};
 use crate::store::{AxisColumn, Results, HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 use locklab_model::metrics::Table;
 use locklab_model::plan::{Plan, Point, Value};
+use locklab_model::records::SkipCause;
 use locklab_model::select::{self, BaselineQuery};
 use polars::prelude::*;
 use rayon::prelude::*;
@@ -299,6 +300,111 @@ pub fn point_summary(results: &Results) -> Result<DataFrame> {
     )
 }
 
+/// A point skipped in a mode (in at least one repetition), and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedPoint {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: String,
+    pub lock: String,
+    /// The kind of reason; `None` in results written before causes were recorded.
+    pub cause: Option<SkipCause>,
+    pub reason: String,
+}
+
+/// Every (point, mode) with a skipped repetition, once per reason, in point order.
+pub fn skipped_points(results: &Results) -> Result<Vec<SkippedPoint>> {
+    let mut cols = vec![
+        col("point"),
+        col("point_id"),
+        col("mode"),
+        col("lock"),
+        col("skipped"),
+    ];
+    let schema = schema_of(&results.points, "points")?;
+    let has_cause = schema.contains("skip_cause");
+    if has_cause {
+        cols.push(col("skip_cause"));
+    }
+    let df = results
+        .points
+        .clone()
+        .filter(col("skipped").is_not_null())
+        .select(cols)
+        .unique_stable(None, UniqueKeepStrategy::First)
+        .sort(
+            ["point", "mode"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
+        .collect()
+        .map_err(Error::polars("read skipped points"))?;
+    let (points, ids, modes, locks, why) = (
+        f64_values(&df, "point")?,
+        str_values(&df, "point_id")?,
+        str_values(&df, "mode")?,
+        str_values(&df, "lock")?,
+        str_values(&df, "skipped")?,
+    );
+    let causes = if has_cause {
+        str_values(&df, "skip_cause")?
+    } else {
+        vec![String::new(); df.height()]
+    };
+    Ok((0..df.height())
+        .map(|i| SkippedPoint {
+            point: points[i] as u32,
+            point_id: ids[i].clone(),
+            mode: modes[i].clone(),
+            lock: locks[i].clone(),
+            cause: SkipCause::parse(&causes[i]),
+            reason: why[i].clone(),
+        })
+        .collect())
+}
+
+/// The points whose `wait_max_ns` or `bypass_max` is a lower bound in some
+/// repetition (it came from a wait still running at the end of the window):
+/// (`point_id`, `mode`, the metrics so marked), in point order. Results written before
+/// waits were censored have no such columns and give none.
+pub fn lower_bound_maxima(results: &Results) -> Result<Vec<(String, String, Vec<&'static str>)>> {
+    let schema = schema_of(&results.points, "points")?;
+    let marks = [
+        ("wait_max_censored", "wait_max_ns"),
+        ("bypass_max_censored", "bypass_max"),
+    ];
+    if marks.iter().any(|(c, _)| !schema.contains(c)) {
+        return Ok(Vec::new());
+    }
+    let df = results
+        .points
+        .clone()
+        .group_by_stable([col("point"), col("point_id"), col("mode")])
+        .agg([
+            col("wait_max_censored").any(true),
+            col("bypass_max_censored").any(true),
+        ])
+        .filter(col("wait_max_censored").or(col("bypass_max_censored")))
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("read the censored maxima"))?;
+    let (ids, modes) = (str_values(&df, "point_id")?, str_values(&df, "mode")?);
+    let flags: Vec<Vec<String>> = marks
+        .iter()
+        .map(|(c, _)| str_values(&df, c))
+        .collect::<Result<_>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            let which = marks
+                .iter()
+                .zip(&flags)
+                .filter(|(_, f)| f[i] == "true")
+                .map(|((_, m), _)| *m)
+                .collect();
+            (ids[i].clone(), modes[i].clone(), which)
+        })
+        .collect())
+}
+
 /// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged
 /// repetition.
 pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String)>> {
@@ -361,7 +467,7 @@ pub(crate) fn node_aggs() -> (Vec<Expr>, Vec<Expr>) {
     (pre, aggs)
 }
 
-/// For a selection naming thread or hand-off dimensions (`cpu=7`, `remote=true`):
+/// For a selection naming thread or hand-off dimensions (`cpu=7`, `cross_node=true`):
 /// the selected rows combined per repetition (`node_aggs`, `combine::aggs`) and
 /// summarised per point × mode, like [`point_summary`]. `None` when the selection
 /// names no such dimension.
@@ -383,7 +489,7 @@ pub fn selected_summary(
     for (k, v) in &dims {
         pred = pred.and(match (k.as_str(), v.as_f64()) {
             ("class", _) | (_, None) => col(k.as_str()).cast(DataType::String).eq(lit(v.label())),
-            ("remote", Some(f)) => col("remote").eq(lit(f != 0.0)),
+            ("cross_node", Some(f)) => col("cross_node").eq(lit(f != 0.0)),
             (_, Some(f)) => col(k.as_str()).cast(DataType::Float64).eq(lit(f)),
         });
     }
@@ -492,7 +598,11 @@ fn cols_selector(names: &[&str]) -> Selector {
 pub fn handoff_summary(results: &Results) -> Result<DataFrame> {
     let schema = schema_of(&results.handoffs, "handoffs")?;
     let axes = present_axes(results, &schema);
-    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "distance", "remote"]);
+    let carry = identity_carry(
+        &axes,
+        &schema,
+        &["point_id", "lock", "distance", "cross_node"],
+    );
     let metrics: Vec<String> = HANDOFF_METRICS.iter().map(|s| s.to_string()).collect();
     summarize(
         results.handoffs.clone(),

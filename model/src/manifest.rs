@@ -72,3 +72,41 @@ pub struct HostInfo {
     pub steal_frac: Option<f64>,
     pub loadavg: Option<[f64; 3]>,
 }
+
+impl Manifest {
+    /// A stable id of this run, the `run_id` column of its tables:
+    /// `<start yyyymmdd-hhmmss>-<8 hex digits>`, the digits a hash of what tells runs
+    /// apart (experiment, host, start, seed, shard). Derived from the manifest, so a
+    /// resumed run, a rebuilt report and a reload all give the same id; two runs of
+    /// the same plan and seed get different ids.
+    pub fn run_id(&self) -> String {
+        let stamp: String = self
+            .started_utc
+            .chars()
+            .filter(char::is_ascii_digit)
+            .take(14)
+            .collect();
+        let stamp = if stamp.len() == 14 {
+            format!("{}-{}", &stamp[..8], &stamp[8..])
+        } else {
+            stamp
+        };
+        let shard = self
+            .shard
+            .map(|(i, n)| format!("{i}/{n}"))
+            .unwrap_or_default();
+        let key = [
+            self.plan.experiment.as_str(),
+            self.host.hostname.as_str(),
+            self.started_utc.as_str(),
+            &self.master_seed.to_string(),
+            &shard,
+        ]
+        .join("\u{0}");
+        // FNV-1a: a fixed hash, the same on every platform and release.
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{stamp}-{:08x}", hash as u32 ^ (hash >> 32) as u32)
+    }
+}

@@ -29,19 +29,19 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
 }
 
 /// True for the selector keys that pick rows of a point's thread or hand-off table
-/// (`thread`, `cpu`, `node`, `class`, `from_node`, `to_node`, `remote`) rather
+/// (`thread`, `cpu`, `node`, `class`, `from_node`, `to_node`, `cross_node`) rather
 /// than points.
 pub fn is_row_key(key: &str) -> bool {
     ROW_DIMENSIONS.contains(&key)
 }
 
 /// The table whose rows a row dimension picks: `thread`, `cpu`, `node` and `class`
-/// rows of the thread table, `from_node`, `to_node` and `remote` rows of the
+/// rows of the thread table, `from_node`, `to_node` and `cross_node` rows of the
 /// hand-off table. `None` for anything else.
 pub fn row_table(key: &str) -> Option<Table> {
     match key {
         "thread" | "cpu" | "node" | "class" => Some(Table::Threads),
-        "from_node" | "to_node" | "remote" => Some(Table::Handoffs),
+        "from_node" | "to_node" | "cross_node" => Some(Table::Handoffs),
         _ => None,
     }
 }
@@ -49,7 +49,7 @@ pub fn row_table(key: &str) -> Option<Table> {
 /// Why a metric cannot be read from the rows a selection picks.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NoTable {
-    /// The selection names dimensions of both row tables (`cpu` and `remote`).
+    /// The selection names dimensions of both row tables (`cpu` and `cross_node`).
     Mixed { thread: String, handoff: String },
     /// The selection picks rows of `table` (by `key`), which has no column for
     /// `metric`.
@@ -504,7 +504,7 @@ mod tests {
             Ok(Table::Threads)
         );
         assert_eq!(
-            table(p99, &rows(&[("remote", Value::Bool(true))])),
+            table(p99, &rows(&[("cross_node", Value::Bool(true))])),
             Ok(Table::Handoffs)
         );
         assert_eq!(table(get("share"), &[]), Ok(Table::Threads));
@@ -512,7 +512,7 @@ mod tests {
         assert_eq!(table(get("speedup"), &[]), Ok(Table::Points));
         let mixed = table(
             p99,
-            &rows(&[("cpu", Value::Int(7)), ("remote", Value::Bool(true))]),
+            &rows(&[("cpu", Value::Int(7)), ("cross_node", Value::Bool(true))]),
         );
         assert!(matches!(mixed, Err(NoTable::Mixed { .. })), "{mixed:?}");
         let e = table(get("throughput_ops_s"), &rows(&[("cpu", Value::Int(1))])).unwrap_err();
@@ -526,7 +526,7 @@ mod tests {
         let sel = [
             ("mode".to_string(), s("sim")),
             ("threads".to_string(), Value::Float(4.0)),
-            ("remote".to_string(), Value::Bool(true)),
+            ("cross_node".to_string(), Value::Bool(true)),
         ];
         let hits: Vec<&Point> = points.iter().filter(|p| matches(p, &sel)).collect();
         assert_eq!(hits.len(), 3);

@@ -3,12 +3,12 @@
 //! merged: a mixed set (another plan, shard count or mode) is invalid input, a
 //! missing or unfinished shard a run that did not complete.
 
-use crate::exit::{self, Failure, Result, WithCode};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use anyhow::anyhow;
 use locklab_analysis::store::{self, ShardProblem};
 use std::path::{Path, PathBuf};
 
-pub fn run(dirs: &[PathBuf], out: &Path) -> Result<i32> {
+pub fn run(dirs: &[PathBuf], out: &Path, accept: Accept) -> Result<i32> {
     match store::check_shards(dirs).code(exit::INVALID_INPUT)? {
         Ok(_) => {}
         Err(ShardProblem::Mixed(why)) => {
@@ -31,5 +31,5 @@ pub fn run(dirs: &[PathBuf], out: &Path) -> Result<i32> {
         if dirs.len() == 1 { "" } else { "s" },
         out.display()
     );
-    super::run::finish(out, true)
+    super::run::finish(out, true, accept)
 }

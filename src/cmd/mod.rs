@@ -3,12 +3,16 @@
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod docs;
+pub mod latest;
 pub mod merge;
+pub mod out_dir;
 pub mod plan;
 pub mod report;
 pub mod reproduce;
 pub mod run;
 pub mod slurm;
+pub mod summary;
 pub mod topo;
 
 use crate::cli::LoadArgs;
@@ -75,7 +79,7 @@ pub fn load_plan(file: &Path, args: &LoadArgs, quick: bool) -> Result<Option<Pla
             locklab_dsl::render(
                 &checked.diagnostics,
                 &checked.sources,
-                crate::util::stderr_is_terminal()
+                crate::term::colour()
             )
         );
     }

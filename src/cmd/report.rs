@@ -4,12 +4,12 @@
 //! show every claim it has not reached as skipped, and a shard holds a part of the
 //! sweep its claims are not about.
 
-use crate::exit::{self, Failure, Result, WithCode};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use anyhow::anyhow;
 use locklab_analysis::store::{self, ResultsWriter};
 use std::path::Path;
 
-pub fn run(dir: &Path) -> Result<i32> {
+pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
     if !dir.join(store::MANIFEST_FILE).is_file() {
         return Err(Failure::new(
             exit::INVALID_INPUT,
@@ -52,5 +52,5 @@ pub fn run(dir: &Path) -> Result<i32> {
         let (writer, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
         writer.write_tables(&m).code(exit::RUN_FAILED)?;
     }
-    super::run::finish(dir, true)
+    super::run::finish(dir, true, accept)
 }

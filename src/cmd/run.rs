@@ -1,9 +1,9 @@
 //! `locklab run FILE`: execute the plan, store the records, check the claims, render
 //! the report.
 
-use super::{apply_timing, modes, timing};
-use crate::cli::RunArgs;
-use crate::exit::{self, Failure, Result, WithCode};
+use super::{apply_timing, modes, summary, timing};
+use crate::cli::{Format, RunArgs};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -49,12 +49,33 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             apply_timing(&mut plan, t);
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
+            if jobs_for(&plan, &modes, None).is_empty() {
+                let names: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+                return Err(Failure::new(
+                    exit::INVALID_INPUT,
+                    anyhow!(
+                        "nothing to run: no point of {} runs in mode {}",
+                        file.display(),
+                        names.join(" or ")
+                    ),
+                ));
+            }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
+            super::out_dir::claim(&dir, args.force)?;
             (manifest, dir, BTreeSet::new())
         }
     };
-    execute(manifest, &dir, &done, args.jobs, !args.no_report)
+    let accept = args.accept.accept();
+    execute(
+        manifest,
+        &dir,
+        &done,
+        args.jobs,
+        !args.no_report,
+        accept,
+        args.format,
+    )
 }
 
 /// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
@@ -163,6 +184,8 @@ pub fn execute(
     done: &BTreeSet<(u32, Mode, u32)>,
     jobs: Option<usize>,
     report: bool,
+    accept: Accept,
+    format: Format,
 ) -> Result<i32> {
     let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
         ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
@@ -256,17 +279,30 @@ pub fn execute(
     );
     if let Some((i, n)) = manifest.shard {
         store::set_status(dir, "complete").code(exit::RUN_FAILED)?;
-        println!("shard {i}/{n} done; claims are evaluated by merge");
+        match format {
+            Format::Text => println!("shard {i}/{n} done; claims are evaluated by merge"),
+            Format::Json => println!(
+                "{}",
+                serde_json::json!({ "run": 1, "dir": dir, "status": "complete",
+                    "shard": [i, n], "exit_code": exit::OK, "claims": [] })
+            ),
+        }
         return Ok(exit::OK);
     }
-    finish(dir, report)
+    finish_as(dir, report, accept, format)
 }
 
 /// Evaluate the claims of a results directory whose records are all there, write
 /// claims.json and (with `report`) the report, then mark the run `complete`; print
-/// the claims table. Returns the exit code the claims call for. A failure to write
-/// marks the run `failed: ...` (as far as the disk allows) and is exit 3.
-pub fn finish(dir: &Path, report: bool) -> Result<i32> {
+/// the claims table. Returns the exit code the records and the claims call for. A
+/// failure to write marks the run `failed: ...` (as far as the disk allows) and is
+/// exit 3.
+pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
+    finish_as(dir, report, accept, Format::Text)
+}
+
+/// [`finish`], printing the outcome as `format` asks.
+pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
         let results = store::load_results(dir)?;
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
@@ -278,18 +314,89 @@ pub fn finish(dir: &Path, report: bool) -> Result<i32> {
             None
         };
         store::set_status(dir, "complete")?;
-        Ok((claims, index))
+        Ok((results, claims, index))
     })();
-    let (claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    if let Err(e) = super::latest::mark(dir, &results.manifest.plan.experiment) {
+        eprintln!("warning: {e}");
+    }
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }
-    if claims.is_empty() {
-        println!("no claims in this experiment");
-    } else {
-        print!("{}", locklab_analysis::claims::claims_table(&claims));
+    let flags = summary::noise_flags(&results);
+    if let Some(line) = summary::noise_line(&results, &flags) {
+        eprintln!("{line}");
     }
-    Ok(exit::for_claims(&claims))
+    let code = exit_code(&results, &claims, accept)?;
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary::run_json(dir, &results, &claims, code))
+                .unwrap_or_default()
+        ),
+        Format::Text if claims.is_empty() => println!("no claims in this experiment"),
+        Format::Text => {
+            print!(
+                "{}",
+                locklab_analysis::claims::claims_table(&claims, crate::term::width())
+            );
+            let plan = &results.manifest.plan;
+            if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+                println!(
+                    "note: {}",
+                    locklab_analysis::report::one_seed_note(results.manifest.quick)
+                );
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// The exit code the records and the claims of a finished run call for: a simulated
+/// deadlock (3) or pinning refused for the gating points (4) first, then the claims'
+/// (1, 5 or 0), with the reasons on stderr.
+fn exit_code(
+    results: &store::Results,
+    claims: &[locklab_analysis::claims::ClaimResult],
+    accept: Accept,
+) -> Result<i32> {
+    let by_claims = exit::for_claims(claims, accept);
+    if by_claims == exit::UNDECIDED {
+        eprintln!(
+            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
+            exit::UNDECIDED
+        );
+    }
+    let skips = locklab_analysis::pipeline::skipped_points(results).code(exit::RUN_FAILED)?;
+    let gating: BTreeSet<u32> = results
+        .manifest
+        .plan
+        .claims
+        .iter()
+        .filter(|c| c.gating)
+        .flat_map(locklab_analysis::claims::points_read)
+        .collect();
+    let pairs = jobs_for(
+        &results.manifest.plan,
+        &results.manifest.modes,
+        results.manifest.shard,
+    )
+    .iter()
+    .map(|j| (j.point, j.mode))
+    .collect::<BTreeSet<_>>()
+    .len();
+    if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
+        let what = if v.code == exit::RUN_FAILED {
+            "simulated deadlock"
+        } else {
+            "pinning impossible"
+        };
+        for line in &v.lines {
+            eprintln!("error: {what}: {line}");
+        }
+        return Ok(v.code);
+    }
+    Ok(by_claims)
 }
 
 /// Record in the manifest why the run failed, if the disk still lets us.
@@ -394,8 +501,9 @@ fn default_dir(m: &Manifest) -> PathBuf {
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
-    // On a terminal: a bar with ETA. In pipes and CI: nothing until the summary.
-    let target = if util::stderr_is_terminal() {
+    // On a terminal: a bar with ETA. In pipes, CI, NO_COLOR or TERM=dumb: nothing
+    // until the summary.
+    let target = if crate::term::animate() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()

@@ -71,15 +71,33 @@ pub(super) fn evaluate(r: &mut Reading, band: &Band) -> Res<Outcome> {
     } = *band;
     let node = r.expr(expr)?;
     let est = r.estimate(&node);
-    let (verdict, why) = verdict(&est, lo, hi, strict);
+    let (mut verdict, mut why) = verdict(&est, lo, hi, strict);
+    // A maximum from a wait cut off by the window's end is a lower bound: the true
+    // value may be higher, so only "above the band" is certain.
+    if matches!(expr, Expr::Metric(m) if r.is_lower_bound(m)) {
+        let above = if strict { est.lo >= hi } else { est.lo > hi };
+        let certain = match verdict {
+            Verdict::Pass => hi == f64::INFINITY,
+            Verdict::Fail => above,
+            _ => true,
+        };
+        if !certain {
+            verdict = Verdict::Inconclusive;
+            why = format!(
+                "{why}, but the value is a lower bound (a wait still running at the end of the window): the true value may be higher"
+            );
+        }
+    }
     // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
     let is_ns = matches!(expr, Expr::Metric(m) if m.metric.ends_with("_ns"));
     let (expectation, measured_text) = if is_ns && est.value.is_finite() {
         let d = units::duration;
-        (
-            label_with(lo, hi, strict, d),
-            format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi)),
-        )
+        let measured = if est.lo == est.hi {
+            d(est.value)
+        } else {
+            format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi))
+        };
+        (label_with(lo, hi, strict, d), measured)
     } else {
         (label(lo, hi, strict), String::new())
     };

@@ -33,6 +33,11 @@ pub(super) struct Ctx<'a> {
     /// Row indices of `points` by (point, mode).
     rows: BTreeMap<(u32, Mode), Vec<usize>>,
     skipped: Vec<Option<String>>,
+    /// Rows the noise gate flagged (a native repetition that lost its CPU).
+    flagged: Vec<bool>,
+    /// Per row, whether `wait_max_ns` and `bypass_max` are lower bounds (they came
+    /// from a wait cut off by the end of the window).
+    lower_bounds: Vec<(bool, bool)>,
     /// The modes these results hold, sim first.
     pub(super) modes: Vec<Mode>,
     cache: RefCell<HashMap<String, Vec<f64>>>,
@@ -62,6 +67,24 @@ impl<'a> Ctx<'a> {
             .iter()
             .map(|s| s.map(str::to_string))
             .collect();
+        let flagged = str_values(&points, "noise")?
+            .iter()
+            .map(|n| n.starts_with("flagged"))
+            .collect();
+        // Results written before waits were censored have no such columns.
+        let marks = |name: &str| -> Result<Vec<bool>> {
+            if points.column(name).is_err() {
+                return Ok(vec![false; points.height()]);
+            }
+            Ok(str_values(&points, name)?
+                .iter()
+                .map(|v| v == "true")
+                .collect())
+        };
+        let lower_bounds = marks("wait_max_censored")?
+            .into_iter()
+            .zip(marks("bypass_max_censored")?)
+            .collect();
         let mut rows: BTreeMap<(u32, Mode), Vec<usize>> = BTreeMap::new();
         for (i, m) in modes_col.iter().enumerate() {
             if let Some(mode) = mode_named(m) {
@@ -80,6 +103,8 @@ impl<'a> Ctx<'a> {
             points,
             rows,
             skipped,
+            flagged,
+            lower_bounds,
             modes,
             cache: RefCell::new(HashMap::new()),
         })
@@ -98,6 +123,28 @@ impl<'a> Ctx<'a> {
             return Ran::Skipped(self.skipped[rows[0]].clone().unwrap_or_default());
         }
         Ran::Yes
+    }
+
+    /// Did the noise gate flag a repetition of point `p` in `mode` that ran?
+    pub(super) fn flagged(&self, p: u32, mode: Mode) -> bool {
+        self.rows.get(&(p, mode)).is_some_and(|rows| {
+            rows.iter()
+                .any(|&r| self.skipped[r].is_none() && self.flagged[r])
+        })
+    }
+
+    /// Is the points-table `metric` of point `p` in `mode` a lower bound in some
+    /// repetition (`wait_max_ns` or `bypass_max` from a wait cut off by the window)?
+    pub(super) fn lower_bound(&self, p: u32, mode: Mode, metric: &str) -> bool {
+        let pick = match metric {
+            "wait_max_ns" => |b: &(bool, bool)| b.0,
+            "bypass_max" => |b: &(bool, bool)| b.1,
+            _ => return false,
+        };
+        self.rows.get(&(p, mode)).is_some_and(|rows| {
+            rows.iter()
+                .any(|&r| self.skipped[r].is_none() && pick(&self.lower_bounds[r]))
+        })
     }
 
     fn column(&self, name: &str) -> Res<Vec<f64>> {

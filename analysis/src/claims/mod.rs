@@ -54,6 +54,7 @@ pub use verdict::{ClaimResult, Term, Verdict, VerdictCounts};
 use crate::stats::{self, Estimate};
 use context::Ctx;
 use locklab_model::plan::{Claim, ClaimKind, Expr, MetricRef, Mode, Plan, TrendSeries};
+use std::collections::BTreeSet;
 use terms::{names_mode, Reading, Res, Why};
 
 /// What evaluating a claim in one mode gave.
@@ -83,7 +84,12 @@ impl Outcome {
 fn expectation_of(c: &Claim) -> String {
     match &c.kind {
         ClaimKind::Band { lo, hi, strict, .. } => band::label(*lo, *hi, *strict),
-        ClaimKind::Ordering { op, min_gap, .. } => ordering::expectation(*op, *min_gap),
+        ClaimKind::Ordering {
+            op,
+            min_gap,
+            or_equal,
+            ..
+        } => ordering::expectation(*op, *min_gap, or_equal),
         ClaimKind::Trend {
             axis,
             direction,
@@ -121,6 +127,25 @@ fn read_refs(c: &Claim) -> (Vec<&MetricRef>, bool) {
     }
     let named = out.iter().all(|m| names_mode(m));
     (out, named)
+}
+
+/// The indices of the points a claim reads (baselines included), as the plan resolved
+/// them.
+pub fn points_read(c: &Claim) -> BTreeSet<u32> {
+    let (refs, _) = read_refs(c);
+    let mut out: BTreeSet<u32> = refs
+        .iter()
+        .flat_map(|m| [Some(m.target.point), m.target.baseline])
+        .flatten()
+        .collect();
+    if let ClaimKind::Trend {
+        series: TrendSeries::Rows { target },
+        ..
+    } = &c.kind
+    {
+        out.insert(target.point);
+    }
+    out
 }
 
 /// Does the plan say what the claim reads? A plan written before references were
@@ -164,9 +189,29 @@ fn resolved(plan: &Plan, c: &Claim) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<Outcome> {
+/// What a verdict rests on: the fewest repetitions behind a term, and the points read
+/// that the noise gate flagged.
+#[derive(Default)]
+struct Basis {
+    repetitions: usize,
+    noisy_points: Vec<String>,
+    lower_bounds: Vec<String>,
+}
+
+fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<(Outcome, Basis)> {
     let seed = stats::seed_for(&format!("{}|{}|{}", claim.id, claim.text, mode.as_str()));
     let mut r = Reading::new(ctx, mode, seed);
+    let outcome = judge(&mut r, claim)?;
+    let basis = Basis {
+        repetitions: r.repetitions(),
+        noisy_points: r.noisy_points(),
+        lower_bounds: r.lower_bounds(),
+    };
+    Ok((outcome, basis))
+}
+
+fn judge(r: &mut Reading, claim: &Claim) -> Res<Outcome> {
+    let r = &mut *r;
     match &claim.kind {
         ClaimKind::Band {
             expr,
@@ -174,7 +219,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<Outcome> {
             hi,
             strict,
         } => band::evaluate(
-            &mut r,
+            r,
             &band::Band {
                 expr,
                 lo: *lo,
@@ -182,9 +227,20 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<Outcome> {
                 strict: *strict,
             },
         ),
-        ClaimKind::Ordering { exprs, op, min_gap } => {
-            ordering::evaluate(&mut r, exprs, *op, *min_gap)
-        }
+        ClaimKind::Ordering {
+            exprs,
+            op,
+            min_gap,
+            or_equal,
+        } => ordering::evaluate(
+            r,
+            &ordering::Order {
+                exprs,
+                op: *op,
+                min_gap: *min_gap,
+                or_equal,
+            },
+        ),
         ClaimKind::Trend {
             metric,
             axis,
@@ -193,7 +249,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<Outcome> {
             series,
             ..
         } => trend::evaluate(
-            &mut r,
+            r,
             &trend::Trend {
                 metric,
                 axis,
@@ -207,7 +263,7 @@ fn evaluate_in(ctx: &Ctx, claim: &Claim, mode: Mode) -> Res<Outcome> {
 
 /// The result of `claim` in `mode` (`None`: not labelled by mode); a non-gating
 /// claim reports what its verdict would be.
-fn result(claim: &Claim, mode: Option<Mode>, o: Outcome) -> ClaimResult {
+fn result(claim: &Claim, mode: Option<Mode>, o: Outcome, basis: Basis) -> ClaimResult {
     let (verdict, detail) = if !claim.gating && o.verdict != Verdict::Error {
         (
             Verdict::Report,
@@ -230,6 +286,9 @@ fn result(claim: &Claim, mode: Option<Mode>, o: Outcome) -> ClaimResult {
         verdict,
         detail,
         terms: o.terms,
+        repetitions: basis.repetitions,
+        noisy_points: basis.noisy_points,
+        lower_bounds: basis.lower_bounds,
     }
 }
 
@@ -239,6 +298,7 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
             claim,
             None,
             Outcome::plain(claim, Verdict::Error, why),
+            Basis::default(),
         )];
     }
     // A claim whose every reference names its mode has one mode here: its first
@@ -249,10 +309,12 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
     for &mode in &claim.modes {
         let plain = |v: Verdict, why: String| Outcome::plain(claim, v, why);
         match evaluate_in(ctx, claim, mode) {
-            Ok(o) => done.push((mode, o)),
-            Err(Why::Error(e)) => done.push((mode, plain(Verdict::Error, e))),
+            Ok((o, basis)) => done.push((mode, o, basis)),
+            Err(Why::Error(e)) => done.push((mode, plain(Verdict::Error, e), Basis::default())),
             Err(Why::NotRun(why)) => not_run.push(why),
-            Err(Why::NotMeasured(why)) => done.push((mode, plain(Verdict::Inconclusive, why))),
+            Err(Why::NotMeasured(why)) => {
+                done.push((mode, plain(Verdict::Inconclusive, why), Basis::default()))
+            }
         }
     }
     if done.is_empty() {
@@ -261,11 +323,12 @@ fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
             claim,
             None,
             Outcome::plain(claim, Verdict::Skipped, why),
+            Basis::default(),
         )];
     }
     let per_mode = !explicit && (done.len() > 1 || ctx.modes.len() > 1);
     done.into_iter()
-        .map(|(mode, o)| result(claim, per_mode.then_some(mode), o))
+        .map(|(mode, o, basis)| result(claim, per_mode.then_some(mode), o, basis))
         .collect()
 }
 
@@ -281,7 +344,10 @@ pub fn evaluate(plan: &Plan, results: &crate::store::Results) -> Vec<ClaimResult
             return plan
                 .claims
                 .iter()
-                .map(|c| result(c, None, Outcome::plain(c, Verdict::Error, why.clone())))
+                .map(|c| {
+                    let o = Outcome::plain(c, Verdict::Error, why.clone());
+                    result(c, None, o, Basis::default())
+                })
                 .collect();
         }
     };

@@ -23,10 +23,13 @@ fn rel_gap(small: f64, big: f64) -> f64 {
     }
 }
 
-pub(super) fn expectation(op: OrderOp, min_gap: f64) -> String {
-    let dir = match op {
-        OrderOp::Less => "increasing (<)",
-        OrderOp::Greater => "decreasing (>)",
+pub(super) fn expectation(op: OrderOp, min_gap: f64, or_equal: &[bool]) -> String {
+    let eq = or_equal.iter().any(|e| *e);
+    let dir = match (op, eq) {
+        (OrderOp::Less, false) => "increasing (<)",
+        (OrderOp::Less, true) => "non-decreasing (≤)",
+        (OrderOp::Greater, false) => "decreasing (>)",
+        (OrderOp::Greater, true) => "non-increasing (≥)",
     };
     format!("{dir}, each gap ≥ {} beyond the spread", pct_num(min_gap))
 }
@@ -48,7 +51,22 @@ fn pct(e: &Estimate) -> String {
     }
 }
 
-pub(super) fn evaluate(r: &mut Reading, exprs: &[Expr], op: OrderOp, min_gap: f64) -> Res<Outcome> {
+/// An ordering claim as the plan states it.
+pub(super) struct Order<'a> {
+    pub exprs: &'a [Expr],
+    pub op: OrderOp,
+    pub min_gap: f64,
+    /// Per neighbouring pair, whether equality satisfies it; empty: all strict.
+    pub or_equal: &'a [bool],
+}
+
+pub(super) fn evaluate(r: &mut Reading, order: &Order) -> Res<Outcome> {
+    let &Order {
+        exprs,
+        op,
+        min_gap,
+        or_equal,
+    } = order;
     if exprs.len() < 2 {
         return Err(Why::Error("an ordering needs at least two terms".into()));
     }
@@ -65,7 +83,6 @@ pub(super) fn evaluate(r: &mut Reading, exprs: &[Expr], op: OrderOp, min_gap: f6
         out
     });
     let (vals, gaps) = est.split_at(k);
-    let sym = if op == OrderOp::Less { "<" } else { ">" };
     let mut verdicts = Vec::new();
     let mut notes = Vec::new();
     for (i, g) in gaps.iter().enumerate() {
@@ -74,14 +91,32 @@ pub(super) fn evaluate(r: &mut Reading, exprs: &[Expr], op: OrderOp, min_gap: f6
             OrderOp::Less => a.hi < b.lo,
             OrderOp::Greater => a.lo > b.hi,
         };
+        // An exact tie in every draw (the deterministic simulator makes them): no
+        // strict `<`, but `<=` holds.
+        let tie = g.lo == 0.0 && g.hi == 0.0;
+        let inclusive = or_equal.get(i).copied().unwrap_or(false);
         let v = if g.is_nan() || g.lo.is_nan() {
             Verdict::Error
-        } else if g.hi < min_gap {
+        } else if inclusive {
+            if g.hi < min_gap {
+                Verdict::Fail
+            } else if g.lo >= min_gap && (separated || (tie && min_gap == 0.0)) {
+                Verdict::Pass
+            } else {
+                Verdict::Inconclusive
+            }
+        } else if g.hi < min_gap || g.hi <= 0.0 {
             Verdict::Fail
         } else if g.lo >= min_gap && separated {
             Verdict::Pass
         } else {
             Verdict::Inconclusive
+        };
+        let sym = match (op, inclusive) {
+            (OrderOp::Less, false) => "<",
+            (OrderOp::Less, true) => "≤",
+            (OrderOp::Greater, false) => ">",
+            (OrderOp::Greater, true) => "≥",
         };
         notes.push(format!(
             "{} {sym} {}: gap {} ({}{})",
@@ -103,7 +138,7 @@ pub(super) fn evaluate(r: &mut Reading, exprs: &[Expr], op: OrderOp, min_gap: f6
         .min_by(|a, b| a.value.total_cmp(&b.value))
         .unwrap_or_else(Estimate::nan);
     Ok(Outcome {
-        expectation: expectation(op, min_gap),
+        expectation: expectation(op, min_gap, or_equal),
         measured: Some(min),
         measured_text: format!("min gap {}", pct(&min)),
         verdict: Verdict::worst(&verdicts),

@@ -117,6 +117,10 @@ pub(super) struct Reading<'c, 'a> {
     sets: Vec<Vec<f64>>,
     keys: HashMap<String, usize>,
     terms: Vec<(String, Node)>,
+    /// Every (point, mode) read, baselines included.
+    read: BTreeSet<(u32, Mode)>,
+    /// The labels of the terms whose value is a lower bound.
+    lower_bounds: BTreeSet<String>,
 }
 
 impl<'c, 'a> Reading<'c, 'a> {
@@ -128,6 +132,8 @@ impl<'c, 'a> Reading<'c, 'a> {
             sets: Vec::new(),
             keys: HashMap::new(),
             terms: Vec::new(),
+            read: BTreeSet::new(),
+            lower_bounds: BTreeSet::new(),
         }
     }
 
@@ -187,6 +193,7 @@ impl<'c, 'a> Reading<'c, 'a> {
     /// Read one metric reference: a node over the sets of repetitions it needs.
     pub(super) fn metric(&mut self, m: &MetricRef) -> Res<Node> {
         let (p, mode) = self.point(m)?;
+        self.read.insert((p, mode));
         let label = metric_label(m);
         let rows = &m.target.rows;
         let node = if let Some(base) = &m.baseline {
@@ -211,6 +218,7 @@ impl<'c, 'a> Reading<'c, 'a> {
                     )))
                 }
             }
+            self.read.insert((b, mode));
             let tp = "throughput_ops_s";
             let a = self.ctx.point_samples(p, mode, tp)?;
             let a = self.add(format!("{tp}|{p}|{}", mode.as_str()), a);
@@ -223,6 +231,9 @@ impl<'c, 'a> Reading<'c, 'a> {
             };
             let table =
                 select::table(metric, rows).map_err(|e| Why::Error(format!("{label}: {e}")))?;
+            if table == Table::Points && self.ctx.lower_bound(p, mode, &m.metric) {
+                self.lower_bounds.insert(label.clone());
+            }
             let (key, samples) = match table {
                 Table::Points => (
                     format!("{}|{p}|{}", m.metric, mode.as_str()),
@@ -245,6 +256,36 @@ impl<'c, 'a> Reading<'c, 'a> {
         };
         self.terms.push((label, node.clone()));
         Ok(node)
+    }
+
+    /// The fewest repetitions with a value behind any set read (0: none read).
+    pub(super) fn repetitions(&self) -> usize {
+        self.sets
+            .iter()
+            .map(|s| s.iter().filter(|v| !v.is_nan()).count())
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// The labels of the terms read whose value is a lower bound.
+    pub(super) fn lower_bounds(&self) -> Vec<String> {
+        self.lower_bounds.iter().cloned().collect()
+    }
+
+    /// Is the value of `m`, as read, a lower bound?
+    pub(super) fn is_lower_bound(&self, m: &MetricRef) -> bool {
+        self.lower_bounds.contains(&metric_label(m))
+    }
+
+    /// The ids of the points read whose repetitions the noise gate flagged.
+    pub(super) fn noisy_points(&self) -> Vec<String> {
+        self.read
+            .iter()
+            .filter(|(p, mode)| self.ctx.flagged(*p, *mode))
+            .map(|(p, _)| self.ctx.id(*p).to_string())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect()
     }
 
     /// `stats` of the medians of the sets, with bootstrap intervals.

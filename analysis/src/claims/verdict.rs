@@ -71,19 +71,70 @@ pub struct ClaimResult {
     pub verdict: Verdict,
     pub detail: String,
     pub terms: Vec<Term>,
+    /// The fewest repetitions behind any term (0: nothing was read). With one, every
+    /// interval has zero width and the verdict rests on one seed: labels say `n = 1`.
+    #[serde(default)]
+    pub repetitions: usize,
+    /// The points read whose repetitions the noise gate flagged (native runs that lost
+    /// their CPU), by id. The command line treats a gating claim over them as undecided
+    /// unless noisy points are accepted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noisy_points: Vec<String>,
+    /// The terms whose value is a lower bound: a `wait_max_ns` or `bypass_max` from a
+    /// wait still running at the end of the window. Labels mark it `(lower bound)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lower_bounds: Vec<String>,
 }
 
 impl ClaimResult {
     pub fn location(&self) -> String {
         format!("{}:{}", self.file, self.line)
     }
+    /// The measured value as shown in tables, marked `(n = 1)` when it rests on one
+    /// repetition (its interval has zero width whatever the noise).
     pub fn measured_label(&self) -> String {
-        if !self.measured_text.is_empty() {
-            return self.measured_text.clone();
+        let text = if !self.measured_text.is_empty() {
+            self.measured_text.clone()
+        } else {
+            match self.measured {
+                Some(m) => m.label(),
+                None => return "—".into(),
+            }
+        };
+        let mut marks = Vec::new();
+        if !self.lower_bounds.is_empty() {
+            marks.push("lower bound");
         }
-        self.measured
-            .map(|m| m.label())
-            .unwrap_or_else(|| "—".into())
+        if self.repetitions == 1 {
+            marks.push("n = 1");
+        }
+        if marks.is_empty() {
+            text
+        } else {
+            format!("{text} ({})", marks.join(", "))
+        }
+    }
+
+    /// The verdict as shown in tables: `(not gating)`, `(noisy)` marked.
+    pub fn verdict_label(&self) -> String {
+        let mut v = self.verdict.as_str().to_string();
+        if !self.gating && self.verdict != Verdict::Error {
+            v.push_str(" (not gating)");
+        }
+        if !self.noisy_points.is_empty() {
+            v.push_str(" (noisy)");
+        }
+        v
+    }
+
+    /// Why the verdict is marked noisy, when it is.
+    pub fn noise_note(&self) -> Option<String> {
+        (!self.noisy_points.is_empty()).then(|| {
+            format!(
+                "reads points the noise gate flagged: {}",
+                self.noisy_points.join(", ")
+            )
+        })
     }
 }
 

@@ -153,7 +153,7 @@ pub(super) fn spec_fig(
     let row_sel = &first.rows;
     let log = (Some(spec.log_x), Some(spec.log_y));
     let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
-    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
+    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "cross_node" {
         // A thread or hand-off metric against thread, cpu, node, from_node or to_node:
         // one line per point (or per group value) among the shown points.
         let df = match spec.x.as_str() {
@@ -258,7 +258,7 @@ pub(super) fn spec_fig(
         df = pipeline::speedup_of(results, &pairs)?;
         &df
     } else if let Some(sel) = pipeline::selected_summary(results, row_sel)? {
-        // `remote = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
+        // `cross_node = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
         df = sel;
         &df
     } else {

@@ -257,16 +257,24 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
             fs::copy(&path, &dst).map_err(Error::io("copy", &path))?;
         }
     }
+    // Every row of the merged run carries its id; each keeps its shard's host.
+    let run_id = manifest.run_id();
+    let merged_run = |dfs: Vec<DataFrame>| -> Result<DataFrame> {
+        stack(dfs)?
+            .lazy()
+            .with_column(lit(run_id.clone()).alias("run_id"))
+            .collect()
+            .map_err(Error::polars("mark the merged run"))
+    };
+    let (points, threads, handoffs) = (
+        merged_run(points)?,
+        merged_run(threads)?,
+        merged_run(handoffs)?,
+    );
     let mut tables = Tables {
-        points: sort_keys(stack(points)?, &["point", "mode", "rep"])?,
-        threads: sort_keys(
-            stack(threads)?,
-            &["point", "mode", "rep", "thread", "class"],
-        )?,
-        handoffs: sort_keys(
-            stack(handoffs)?,
-            &["point", "mode", "rep", "from_node", "to_node"],
-        )?,
+        points: sort_keys(points, &["point", "mode", "rep"])?,
+        threads: sort_keys(threads, &["point", "mode", "rep", "thread", "class"])?,
+        handoffs: sort_keys(handoffs, &["point", "mode", "rep", "from_node", "to_node"])?,
     };
     tables.write(out)?;
     write_manifest(out, &manifest)?;

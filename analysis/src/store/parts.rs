@@ -96,7 +96,7 @@ impl ResultsWriter {
     /// the records (claims, report) is written too ([`set_status`]).
     pub fn write_tables(&self, manifest: &Manifest) -> Result<()> {
         let records = read_parts(&self.dir)?;
-        Tables::from_records(&manifest.plan, &records)?.write(&self.dir)
+        Tables::from_records(manifest, &records)?.write(&self.dir)
     }
 
     /// Write the Parquet tables from every finished record, then the manifest.
@@ -104,7 +104,7 @@ impl ResultsWriter {
     /// missing finish time is set to now; any other status is kept as given.
     pub fn finish(self, manifest: &Manifest) -> Result<()> {
         let records = read_parts(&self.dir)?;
-        let mut tables = Tables::from_records(&manifest.plan, &records)?;
+        let mut tables = Tables::from_records(manifest, &records)?;
         tables.write(&self.dir)?;
         let mut m = manifest.clone();
         if m.status.is_empty() || m.status == "running" {

@@ -109,6 +109,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(100_000), 16), sp(t(MS), 16), sp(t(10 * MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -117,6 +118,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -126,6 +128,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Greater,
                 min_gap: 0.2,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -150,10 +153,12 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
             },
         ),
         (
-            // Equal values (bypass 3 everywhere): no gap, not separated; not an error.
+            // Equal values in every repetition (bypass 3 everywhere): an exact tie
+            // is no strict ordering, so `<` fails (neither an error nor undecided).
             "equal",
             ClaimKind::Ordering {
                 exprs: vec![
@@ -174,12 +179,40 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
+            },
+        ),
+        (
+            // The same tie holds `<=`.
+            "at_most",
+            ClaimKind::Ordering {
+                exprs: vec![
+                    metric(mref(
+                        "bypass_max",
+                        &[("lock", s("stock")), ("threads", Value::Int(4))],
+                        None,
+                    )),
+                    metric(mref(
+                        "bypass_max",
+                        &[
+                            ("lock", s("cna")),
+                            ("threshold", t(MS)),
+                            ("threads", Value::Int(4)),
+                        ],
+                        None,
+                    )),
+                ],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+                or_equal: vec![true],
             },
         ),
     ]);
     let eq = one(&r, "equal");
-    assert_eq!(eq.verdict, Verdict::Inconclusive, "{eq:?}");
+    assert_eq!(eq.verdict, Verdict::Fail, "{eq:?}");
     assert_eq!(eq.measured.unwrap().value, 0.0);
+    let at_most = one(&r, "at_most");
+    assert_eq!(at_most.verdict, Verdict::Pass, "{at_most:?}");
     let o = one(&r, "order");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
@@ -303,7 +336,7 @@ fn thread_and_handoff_selectors() {
             ClaimKind::Band {
                 expr: metric(mref(
                     "wait_max_ns",
-                    &sel(&[("remote", Value::Bool(true))]),
+                    &sel(&[("cross_node", Value::Bool(true))]),
                     None,
                 )),
                 lo: 0.0,
@@ -314,7 +347,11 @@ fn thread_and_handoff_selectors() {
         (
             "hcount",
             ClaimKind::Band {
-                expr: metric(mref("count", &sel(&[("remote", Value::Bool(false))]), None)),
+                expr: metric(mref(
+                    "count",
+                    &sel(&[("cross_node", Value::Bool(false))]),
+                    None,
+                )),
                 lo: 1800.0,
                 hi: 1800.0,
                 strict: false,
@@ -573,12 +610,12 @@ fn non_gating_claims_report_and_do_not_gate() {
     assert_eq!((gating.pass, gating.fail, gating.error), (1, 0, 0));
     assert_eq!(VerdictCounts::of(&res).report, 1);
 
-    let table = claims::claims_table(&res);
+    let table = claims::claims_table(&res, 100);
     assert!(
         table.contains("s10") && table.contains("cna.lab:12") && table.contains("pass"),
         "{table}"
     );
-    assert!(table.contains("report (not gating)"), "{table}");
+    assert!(table.contains("report (would fail"), "{table}");
 
     claims::write_claims_json(dir.path(), &res).unwrap();
     let back = claims::read_claims_json(dir.path()).unwrap();
@@ -656,4 +693,128 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
     let gating = VerdictCounts::gating(&r);
     assert_eq!(gating.error, 1, "{gating:?}");
     assert!(gating.inconclusive > 0, "{gating:?}");
+}
+
+/// A claim says how many repetitions its verdict rests on (`n = 1` marked in every
+/// label), and which of the points it reads the noise gate flagged.
+#[test]
+fn one_repetition_and_noise_flagged_points_are_marked() {
+    let mut plan = plan();
+    let at = |threads: i64| {
+        metric(mref(
+            "throughput_ops_s",
+            &[("lock", s("stock")), ("threads", Value::Int(threads))],
+            None,
+        ))
+    };
+    let band = |id: &str, threads: i64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: at(threads),
+                lo: 0.0,
+                hi: f64::INFINITY,
+                strict: true,
+            },
+        )
+    };
+    plan.claims = vec![band("quiet", 4), band("noisy", 16)];
+    resolve(&mut plan);
+    let noisy_point = plan
+        .points
+        .iter()
+        .position(|p| p.id.contains("stock") && p.id.contains("threads=16"))
+        .unwrap();
+    let evaluate = |reps: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let man = manifest(&plan);
+        let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+        for mut r in all_records(&plan)
+            .into_iter()
+            .filter(|r| r.point.rep < reps)
+        {
+            if r.point.point as usize == noisy_point && r.point.rep == 0 {
+                r.point.noise = "flagged: cpu/wall 0.41 on thread 3".into();
+            }
+            w.write(&r).unwrap();
+        }
+        w.finish(&man).unwrap();
+        claims::evaluate(&plan, &load_results(dir.path()).unwrap())
+    };
+    let all = evaluate(REPS);
+    let quiet = one(&all, "quiet");
+    assert_eq!(quiet.repetitions, REPS as usize);
+    assert!(quiet.noisy_points.is_empty(), "{quiet:?}");
+    assert!(!quiet.measured_label().contains("n = 1"));
+    let noisy = one(&all, "noisy");
+    assert_eq!(noisy.noisy_points, [plan.points[noisy_point].id.clone()]);
+    assert_eq!(noisy.verdict_label(), "pass (noisy)");
+    let table = claims::claims_table(&all, 200);
+    assert!(
+        table.contains("noisy (noisy): reads points the noise gate flagged"),
+        "{table}"
+    );
+
+    let single = evaluate(1);
+    for c in &single {
+        assert_eq!(c.repetitions, 1, "{c:?}");
+        assert!(
+            c.measured_label().ends_with("(n = 1)"),
+            "{}",
+            c.measured_label()
+        );
+    }
+    let table = claims::claims_table(&single, 200);
+    assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");
+}
+
+/// A maximum from a wait cut off by the end of the window is a lower bound: a claim
+/// that it stays below a bound cannot pass on it (the true value may be higher), but
+/// one it already exceeds fails, and a claim that it exceeds a bound passes.
+#[test]
+fn a_maximum_that_is_a_lower_bound_decides_only_what_it_can() {
+    let mut plan = plan();
+    let wait_max = || {
+        metric(mref(
+            "wait_max_ns",
+            &[("lock", s("stock")), ("threads", Value::Int(4))],
+            None,
+        ))
+    };
+    let band = |id: &str, lo: f64, hi: f64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: wait_max(),
+                lo,
+                hi,
+                strict: false,
+            },
+        )
+    };
+    // Every repetition measured wait_max_ns = 20 us.
+    plan.claims = vec![
+        band("below", f64::NEG_INFINITY, 1e6),
+        band("exceeded", f64::NEG_INFINITY, 1e3),
+        band("above", 1e3, f64::INFINITY),
+        band("not_yet", 1e6, f64::INFINITY),
+    ];
+    resolve(&mut plan);
+    let dir = tempfile::tempdir().unwrap();
+    let man = manifest(&plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+    for mut r in all_records(&plan) {
+        r.point.waits_censored = 1;
+        r.point.wait_max_censored = true;
+        w.write(&r).unwrap();
+    }
+    w.finish(&man).unwrap();
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let below = one(&r, "below");
+    assert_eq!(below.verdict, Verdict::Inconclusive, "{below:?}");
+    assert!(below.detail.contains("lower bound"), "{}", below.detail);
+    assert!(below.measured_label().contains("(lower bound)"));
+    assert_eq!(one(&r, "exceeded").verdict, Verdict::Fail);
+    assert_eq!(one(&r, "above").verdict, Verdict::Pass);
+    assert_eq!(one(&r, "not_yet").verdict, Verdict::Inconclusive);
 }

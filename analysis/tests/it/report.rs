@@ -67,7 +67,7 @@ fn plan_with_claims_and_plots() -> Plan {
             group_by: vec![],
             select: vec![
                 ("lock".into(), s("cna")),
-                ("remote".into(), Value::Bool(true)),
+                ("cross_node".into(), Value::Bool(true)),
             ],
             baseline: None,
             log_x: true,

@@ -10,6 +10,7 @@ mod points;
 mod refs;
 mod run;
 mod sweep;
+mod vacuous;
 
 use crate::diag::{Diagnostic, Span};
 use crate::resolve::{Ctx, Env, Obj};

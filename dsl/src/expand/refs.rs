@@ -214,7 +214,7 @@ pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Optio
                 None
             }
         },
-        "remote" => match &pv {
+        "cross_node" => match &pv {
             Some(Value::Bool(b)) => Some((key.name.clone(), Value::Bool(*b))),
             _ => {
                 bad(ctx, "`true` or `false`");
@@ -228,7 +228,12 @@ pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Optio
                 .map(|a| a.name.as_str())
                 .chain(DIMENSIONS.iter().copied())
                 .collect();
-            let help = did_you_mean(other, cands.iter().copied());
+            let help = if other == "remote" {
+                // The old name said where a waiter sat, not what the rows are.
+                Some("`remote` is now `cross_node`: hand-offs whose previous and next holder are on different nodes".into())
+            } else {
+                did_you_mean(other, cands.iter().copied())
+            };
             let d = ctx
                 .err(
                     file,

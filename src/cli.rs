@@ -97,9 +97,13 @@ pub enum Command {
     },
     /// Print the host topology as experiment-language text.
     Topo {
-        /// Measure cache-line transfer latencies between CPUs (CAS ping-pong).
+        /// Measure this host's costs (cache-line hand-offs per distance, an uncontended
+        /// compare-and-swap, a fence) and write them into the topology.
         #[arg(long)]
         measure: bool,
+        /// Name of the topology item (default: host_<hostname>).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
     },
     /// Benchmarks: lock costs, simulator speed, analysis pipeline.
     Bench {

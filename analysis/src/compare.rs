@@ -21,17 +21,28 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CompareOptions {
     /// Compare results of different hosts anyway (noted as a warning).
     pub allow_cross_host: bool,
-    /// Compare A's simulated records with B's native ones.
+    /// Compare A's simulated records with B's native ones: the simulator's residuals.
     pub sim_vs_native: bool,
+    /// With `sim_vs_native`: the largest |sim / native − 1| a point may show and be
+    /// "within tolerance" (0.15 = ±15 %). 0 means the default, [`SIM_TOLERANCE`].
+    pub tolerance: f64,
 }
 
 /// The headline metrics: points metrics whose better direction (the registry's
 /// [`Better`]) decides each verdict.
 pub const HEADLINE: &[&str] = &["throughput_ops_s", "wait_p99_ns", "fairness_factor", "jain"];
+
+/// What the simulator is validated on against the hardware: CPU time per
+/// acquisition first (robust to a shared machine's noise: time the threads did not
+/// get does not count), then throughput and the wait tail.
+pub const VALIDATION: &[&str] = &["cpu_ns_per_acq", "throughput_ops_s", "wait_p99_ns"];
+
+/// The default tolerance of a simulated value against the native one: ±15 %.
+pub const SIM_TOLERANCE: f64 = 0.15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -40,6 +51,10 @@ pub enum CompareVerdict {
     Worse,
     WithinNoise,
     NotMeasured,
+    /// Sim vs native: |sim / native − 1| within the tolerance.
+    WithinTolerance,
+    /// Sim vs native: outside the tolerance.
+    OutsideTolerance,
 }
 
 impl CompareVerdict {
@@ -49,6 +64,8 @@ impl CompareVerdict {
             CompareVerdict::Worse => "worse",
             CompareVerdict::WithinNoise => "within noise",
             CompareVerdict::NotMeasured => "not measured",
+            CompareVerdict::WithinTolerance => "within tolerance",
+            CompareVerdict::OutsideTolerance => "outside tolerance",
         }
     }
 }
@@ -68,6 +85,10 @@ pub struct CompareRow {
     /// Which side had a repetition of this point flagged by the noise gate: "",
     /// "A", "B" or "A+B".
     pub noise: String,
+    /// Sim vs native: the simulator's residual, A / B − 1 of the medians (+0.10: the
+    /// simulation says 10 % more than the hardware).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub residual: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -132,10 +153,29 @@ fn flagged(r: &Results) -> Result<std::collections::BTreeSet<(String, String)>> 
         .collect())
 }
 
-/// Per (point_id, mode): repetition values of each headline metric.
+/// Per (point_id, mode): repetition values of each headline and validation metric.
+///
+/// A simulated run records no CPU time; its `cpu_ns_per_acq` is threads × window /
+/// acquisitions, since a simulated thread of a lock workload is on its CPU for the
+/// whole window (spinning, holding or working), as a pinned native thread is. A
+/// wake-up workload's tasks sleep, so it has none.
 fn samples(r: &Results) -> Result<Samples> {
-    let mut sel = vec![col("point_id"), col("mode")];
-    sel.extend(HEADLINE.iter().map(|m| col(*m)));
+    let mut sel = vec![
+        col("point_id"),
+        col("mode"),
+        col("workload"),
+        col("threads"),
+        col("window_ns"),
+        col("acquisitions"),
+    ];
+    let metrics: Vec<&str> = HEADLINE
+        .iter()
+        .chain(VALIDATION)
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    sel.extend(metrics.iter().map(|m| col(*m)));
     let df = r
         .points
         .clone()
@@ -145,15 +185,28 @@ fn samples(r: &Results) -> Result<Samples> {
         .map_err(Error::polars(format!("read {}", r.dir.display())))?;
     let ids = str_values(&df, "point_id")?;
     let modes = str_values(&df, "mode")?;
+    let workloads = str_values(&df, "workload")?;
+    let threads = f64_values(&df, "threads")?;
+    let window = f64_values(&df, "window_ns")?;
+    let acqs = f64_values(&df, "acquisitions")?;
     let mut out: Samples = BTreeMap::new();
-    for m in HEADLINE {
+    for m in &metrics {
         let v = f64_values(&df, m)?;
         for i in 0..df.height() {
+            let x = if *m == "cpu_ns_per_acq" && modes[i] == "sim" {
+                if workloads[i] == "wakeup" || acqs[i] <= 0.0 {
+                    f64::NAN
+                } else {
+                    threads[i] * window[i] / acqs[i]
+                }
+            } else {
+                v[i]
+            };
             out.entry((ids[i].clone(), modes[i].clone()))
                 .or_default()
                 .entry(m.to_string())
                 .or_default()
-                .push(v[i]);
+                .push(x);
         }
     }
     Ok(out)
@@ -228,6 +281,11 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
     } else {
         ("A".to_string(), "B".to_string())
     };
+    let tolerance = if opts.tolerance > 0.0 {
+        opts.tolerance
+    } else {
+        SIM_TOLERANCE
+    };
     let mut rows = Vec::new();
     let mut only_a = 0;
     for ((id, mode), ma) in &sa {
@@ -243,12 +301,27 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
             only_a += 1;
             continue;
         };
-        for metric in HEADLINE {
+        let shown = if opts.sim_vs_native {
+            VALIDATION
+        } else {
+            HEADLINE
+        };
+        for metric in shown {
             let better = metrics::get(metric).map_or(Better::Neither, |m| m.better);
             let (xa, xb) = (&ma[*metric], &mb[*metric]);
             let seed = stats::seed_for(&format!("compare/{id}/{mode}/{metric}"));
             let ratio = stats::bootstrap(&[xa.clone(), xb.clone()], seed, |m| vec![m[1] / m[0]])[0];
-            let verdict = verdict(&ratio, better);
+            let (a_med, b_med) = (stats::median_ci(xa), stats::median_ci(xb));
+            let residual = opts
+                .sim_vs_native
+                .then(|| a_med.value / b_med.value - 1.0)
+                .filter(|r| r.is_finite());
+            let verdict = match (opts.sim_vs_native, residual) {
+                (false, _) => verdict(&ratio, better),
+                (true, None) => CompareVerdict::NotMeasured,
+                (true, Some(r)) if r.abs() <= tolerance => CompareVerdict::WithinTolerance,
+                (true, Some(_)) => CompareVerdict::OutsideTolerance,
+            };
             let noise = match (
                 na.contains(&(id.clone(), mode.clone())),
                 nb.contains(&(id.clone(), bmode.to_string())),
@@ -262,11 +335,12 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
                 point_id: id.clone(),
                 mode: mode.clone(),
                 metric: metric.to_string(),
-                a: stats::median_ci(xa),
-                b: stats::median_ci(xb),
+                a: a_med,
+                b: b_med,
                 ratio,
                 verdict,
                 noise: noise.to_string(),
+                residual,
             });
         }
     }
@@ -325,14 +399,18 @@ impl Comparison {
     }
 
     fn cells(&self) -> (Vec<&'static str>, Vec<Vec<String>>) {
-        let header = vec![
+        let residuals = self.rows.iter().any(|r| r.residual.is_some());
+        let mut header = vec![
             "point", "mode", "metric", "A", "B", "B/A", "verdict", "noise",
         ];
+        if residuals {
+            header.insert(6, "sim − native");
+        }
         let rows = self
             .rows
             .iter()
             .map(|r| {
-                vec![
+                let mut row = vec![
                     r.point_id.clone(),
                     r.mode.clone(),
                     r.metric.clone(),
@@ -341,10 +419,44 @@ impl Comparison {
                     r.ratio.label(),
                     r.verdict.as_str().to_string(),
                     r.noise.clone(),
-                ]
+                ];
+                if residuals {
+                    row.insert(
+                        6,
+                        r.residual
+                            .map_or("—".into(), |x| format!("{:+.1} %", 100.0 * x)),
+                    );
+                }
+                row
             })
             .collect();
         (header, rows)
+    }
+
+    /// Sim vs native: per metric, how many points lie within the tolerance and the
+    /// largest residual (`None` for an ordinary comparison).
+    pub fn residual_summary(&self) -> Option<Vec<(String, usize, usize, f64)>> {
+        if !self.rows.iter().any(|r| r.residual.is_some()) {
+            return None;
+        }
+        let mut by: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
+        for r in &self.rows {
+            let Some(x) = r.residual else { continue };
+            let e = by.entry(r.metric.as_str()).or_insert((0, 0, 0.0));
+            e.1 += 1;
+            if r.verdict == CompareVerdict::WithinTolerance {
+                e.0 += 1;
+            }
+            if x.abs() > e.2.abs() {
+                e.2 = x;
+            }
+        }
+        Some(
+            VALIDATION
+                .iter()
+                .filter_map(|m| by.get(m).map(|e| (m.to_string(), e.0, e.1, e.2)))
+                .collect(),
+        )
     }
 
     /// Plain-text table for the terminal.
@@ -391,6 +503,12 @@ impl Comparison {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         out.push_str(&format!("summary: {}\n", counts.join(", ")));
+        for (metric, within, n, worst) in self.residual_summary().unwrap_or_default() {
+            out.push_str(&format!(
+                "residuals: {metric}: {within} of {n} points within tolerance, largest {:+.1} %\n",
+                100.0 * worst
+            ));
+        }
         for w in &self.warnings {
             out.push_str(&format!("warning: {w}\n"));
         }
@@ -431,8 +549,8 @@ impl Comparison {
         html.push_str("</tr>");
         for (r, row) in self.rows.iter().zip(&rows) {
             let class = match r.verdict {
-                CompareVerdict::Better => "pass",
-                CompareVerdict::Worse => "fail",
+                CompareVerdict::Better | CompareVerdict::WithinTolerance => "pass",
+                CompareVerdict::Worse | CompareVerdict::OutsideTolerance => "fail",
                 CompareVerdict::WithinNoise => "neutral",
                 CompareVerdict::NotMeasured => "error",
             };

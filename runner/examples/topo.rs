@@ -3,6 +3,5 @@
 
 fn main() {
     let host = locklab_runner::host::detect();
-    print!("{}", locklab_runner::host::topology_as_lab(&host));
-    print!("{}", locklab_runner::host::measure_report(&host));
+    print!("{}", locklab_runner::calibrate::measure_report(&host, None));
 }

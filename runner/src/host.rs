@@ -10,17 +10,16 @@
 //!   `cpuN/topology/{physical_package_id,core_id,thread_siblings_list}`, the NUMA
 //!   nodes' `cpulist`s and the last-level cache's `shared_cpu_list`.
 //! - [`topology_as_lab`]: the host as an experiment-language `topology` item.
-//! - [`measure_transfer_latency`] / [`measure_report`]: cache-line transfer latency
-//!   by CAS ping-pong between two pinned threads (`locklab topo --measure`).
+//!
+//! What the host's memory operations cost is measured in [`crate::calibrate`].
 
-use crate::native::pin;
 use locklab_model::manifest::HostInfo;
-use locklab_model::topology::{CpuInfo, CpuMap, Distance};
+use locklab_model::topology::{CpuInfo, CpuMap};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel))
@@ -367,13 +366,29 @@ pub struct Transfer {
     pub remote_ns: f64,
 }
 
+/// What `locklab topo --measure` found, to write into the topology item.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured {
+    pub transfer: Transfer,
+    /// An uncontended read-modify-write on an owned line.
+    pub atomic_ns: f64,
+    /// A full fence on an empty store buffer, when measured (a comment for now: the
+    /// simulator does not price fences apart from read-modify-writes).
+    pub fence_ns: Option<f64>,
+}
+
 /// The host as an experiment-language `topology` item.
 pub fn topology_as_lab(h: &HostInfo) -> String {
-    topology_as_lab_with(h, None)
+    topology_as_lab_with(h, None, None)
 }
 
 /// As [`topology_as_lab`], with measured transfer latencies when given.
-pub fn topology_as_lab_with(h: &HostInfo, measured: Option<Transfer>) -> String {
+/// `name` replaces the item's default name (`host_<hostname>`).
+pub fn topology_as_lab_with(
+    h: &HostInfo,
+    measured: Option<Measured>,
+    name: Option<&str>,
+) -> String {
     let map = h.topology.clone().unwrap_or_else(cpu_map);
     let (sockets, cores, smt, nodes, llcs) = shape(&map);
     let mut s = String::new();
@@ -398,9 +413,9 @@ pub fn topology_as_lab_with(h: &HostInfo, measured: Option<Transfer>) -> String 
         h.nohz_full.clone().unwrap_or_else(|| "none".into()),
     ));
     let t = match measured {
-        Some(t) => {
+        Some(m) => {
             s.push_str("# transfer latencies measured by CAS ping-pong (one way)\n");
-            t
+            m.transfer
         }
         None => {
             s.push_str(
@@ -415,7 +430,8 @@ pub fn topology_as_lab_with(h: &HostInfo, measured: Option<Transfer>) -> String 
         }
     };
     let ns = |x: f64| format!("{}ns", x.round().max(1.0) as u64);
-    s.push_str(&format!("topology {} {{\n", lab_name(h)));
+    let name = name.map_or_else(|| lab_name(h), str::to_string);
+    s.push_str(&format!("topology {name} {{\n"));
     s.push_str(&format!(
         "  sockets = {sockets}\n  cores   = {cores}\n  smt     = {smt}\n"
     ));
@@ -432,115 +448,12 @@ pub fn topology_as_lab_with(h: &HostInfo, measured: Option<Transfer>) -> String 
         ns(t.socket_ns),
         ns(t.remote_ns)
     ));
-    s.push_str("  atomic  = 5ns\n}\n");
-    s
-}
-
-/// One-way cache-line transfer latency between OS CPUs `a` and `b`, ns: two threads
-/// pinned to them bounce a counter on one line with CAS (round trip / 2; best of
-/// five rounds). `None` if pinning fails or the threads do not get their CPUs.
-pub fn measure_transfer_latency(a: u32, b: u32) -> Option<f64> {
-    #[repr(align(128))]
-    struct Cell(AtomicU64);
-    const ROUNDS: u64 = 20_000;
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let line = Cell(AtomicU64::new(0));
-        let failed = AtomicU64::new(0);
-        let deadline = Instant::now() + Duration::from_secs(1);
-        let elapsed = std::thread::scope(|s| {
-            let (line, failed) = (&line, &failed);
-            let player = move |cpu: u32, parity: u64| {
-                if pin::pin_current(cpu).is_err() {
-                    failed.store(1, Ordering::SeqCst);
-                }
-                let start = Instant::now();
-                let mut i = parity;
-                while i < 2 * ROUNDS {
-                    // Wait for our turn (value == i), then pass it on (i + 1).
-                    let mut spins = 0u32;
-                    while line
-                        .0
-                        .compare_exchange(i, i + 1, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_err()
-                    {
-                        if failed.load(Ordering::Relaxed) != 0 {
-                            return start.elapsed();
-                        }
-                        spins = spins.wrapping_add(1);
-                        if spins % 4096 == 0 && Instant::now() > deadline {
-                            failed.store(1, Ordering::SeqCst);
-                            return start.elapsed();
-                        }
-                        std::hint::spin_loop();
-                    }
-                    i += 2;
-                }
-                start.elapsed()
-            };
-            // Both players on threads of their own: pinning the caller would leave it
-            // pinned.
-            let hb = s.spawn(move || player(b, 1));
-            let ha = s.spawn(move || player(a, 0));
-            let _ = hb.join();
-            ha.join().unwrap_or_default()
-        });
-        if failed.load(Ordering::SeqCst) != 0 {
-            return None;
+    match measured {
+        Some(m) => {
+            s.push_str(&format!("  atomic  = {}\n", ns(m.atomic_ns)));
         }
-        best = best.min(elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64);
+        None => s.push_str("  atomic  = 5ns\n"),
     }
-    Some(best)
-}
-
-/// `locklab topo --measure`: measured latency for one CPU pair per distance level the
-/// host has, and the topology item with them.
-pub fn measure_report(h: &HostInfo) -> String {
-    let map = h.topology.clone().unwrap_or_else(cpu_map);
-    let allowed = pin::allowed_cpus().unwrap_or_default();
-    let mut by_level: BTreeMap<Distance, (u32, u32, f64)> = BTreeMap::new();
-    let mut s = String::from("\n# measured one-way transfer latency (CAS ping-pong)\n");
-    for i in 0..map.len() {
-        for j in (i + 1)..map.len() {
-            let d = map.distance(i, j);
-            if by_level.contains_key(&d) {
-                continue;
-            }
-            let (a, b) = (map.cpus[i].os_id, map.cpus[j].os_id);
-            if !allowed.is_empty() && (!allowed.contains(&a) || !allowed.contains(&b)) {
-                continue;
-            }
-            if let Some(ns) = measure_transfer_latency(a, b) {
-                by_level.insert(d, (a, b, ns));
-            }
-        }
-    }
-    if by_level.is_empty() {
-        s.push_str(
-            "#   no pair of CPUs could be measured (fewer than 2 CPUs, or pinning refused)\n",
-        );
-        return s;
-    }
-    for (d, (a, b, ns)) in &by_level {
-        s.push_str(&format!(
-            "#   {:<7} CPU {a} <-> CPU {b}: {ns:.1} ns\n",
-            d.as_str()
-        ));
-    }
-    let get = |d: Distance| by_level.get(&d).map(|x| x.2);
-    let llc = get(Distance::Llc)
-        .or(get(Distance::Socket))
-        .or(get(Distance::Smt))
-        .unwrap_or(45.0);
-    let t = Transfer {
-        smt_ns: get(Distance::Smt).unwrap_or(llc),
-        llc_ns: llc,
-        socket_ns: get(Distance::Socket).unwrap_or(llc),
-        remote_ns: get(Distance::Remote)
-            .or(get(Distance::Socket))
-            .unwrap_or(llc),
-    };
-    s.push('\n');
-    s.push_str(&topology_as_lab_with(h, Some(t)));
+    s.push_str("}\n");
     s
 }

@@ -10,6 +10,7 @@
 //! Architecture Invariant: only this crate touches the machine (`/sys`, `/proc`,
 //! affinity, clocks, threads). It never depends on polars.
 
+pub mod calibrate;
 pub mod env;
 pub mod host;
 pub mod locks;

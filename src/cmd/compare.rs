@@ -61,6 +61,7 @@ pub fn run(
     let opts = CompareOptions {
         allow_cross_host,
         sim_vs_native,
+        ..CompareOptions::default()
     };
     let cmp = compare(a, b, &opts).map_err(|e| {
         // Refusing to mix hosts is the environment saying no, not a broken run.

@@ -108,7 +108,7 @@ pub fn run(
             &new_dir,
             &CompareOptions {
                 allow_cross_host: false,
-                sim_vs_native: false,
+                ..CompareOptions::default()
             },
         )
         .map_err(|e| Failure::new(exit::ENVIRONMENT, e))?;

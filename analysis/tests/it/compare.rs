@@ -78,7 +78,7 @@ fn different_hosts_are_refused_unless_allowed() {
         b.path(),
         &CompareOptions {
             allow_cross_host: true,
-            sim_vs_native: false,
+            ..CompareOptions::default()
         },
     )
     .unwrap();
@@ -87,16 +87,21 @@ fn different_hosts_are_refused_unless_allowed() {
 }
 
 #[test]
-fn sim_against_native_in_one_directory() {
+fn sim_against_native_in_one_directory_gives_the_residuals() {
     let plan = plan();
     let m = manifest(&plan);
     let dir = tempfile::tempdir().unwrap();
     let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
     for r in all_records(&plan) {
         w.write(&r).unwrap();
+        // Natively: half the throughput, and CPU time per acquisition 10 % below the
+        // simulation's threads × window / acquisitions.
         let mut n = r.clone();
         n.point.mode = Mode::Native;
         n.point.throughput_ops_s *= 0.5;
+        let sim_cpu =
+            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
+        n.point.cpu_ns_per_acq = sim_cpu / 1.1;
         for t in &mut n.threads {
             t.mode = Mode::Native;
         }
@@ -110,15 +115,47 @@ fn sim_against_native_in_one_directory() {
         dir.path(),
         dir.path(),
         &CompareOptions {
-            allow_cross_host: false,
             sim_vs_native: true,
+            ..CompareOptions::default()
         },
     )
     .unwrap();
-    assert_eq!(c.rows.len(), plan.points.len() * 4);
+    assert_eq!(
+        c.rows.len(),
+        plan.points.len() * locklab_analysis::compare::VALIDATION.len()
+    );
     assert!(c.rows.iter().all(|r| r.mode == "sim"));
-    assert_eq!(c.rows[0].verdict, CompareVerdict::Worse);
-    assert!((c.rows[0].ratio.value - 0.5).abs() < 1e-9);
+    let cpu: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == "cpu_ns_per_acq")
+        .collect();
+    for r in &cpu {
+        let res = r.residual.unwrap();
+        assert!((res - 0.1).abs() < 1e-9, "{res}");
+        assert_eq!(r.verdict, CompareVerdict::WithinTolerance);
+    }
+    let tp = c
+        .rows
+        .iter()
+        .find(|r| r.metric == "throughput_ops_s")
+        .unwrap();
+    // Sim says twice the hardware: +100 %, outside ±15 %.
+    assert!((tp.residual.unwrap() - 1.0).abs() < 1e-9);
+    assert_eq!(tp.verdict, CompareVerdict::OutsideTolerance);
+    assert!((tp.ratio.value - 0.5).abs() < 1e-9);
+    let table = c.table();
+    assert!(
+        table.contains("sim − native") && table.contains("+10.0 %"),
+        "{table}"
+    );
+    assert!(
+        table.contains(&format!(
+            "residuals: cpu_ns_per_acq: {n} of {n} points within tolerance",
+            n = plan.points.len()
+        )),
+        "{table}"
+    );
 }
 
 #[test]

@@ -98,8 +98,20 @@ fn transfer_latency_is_not_measured_on_a_cpu_we_cannot_pin_to() {
     let cpu = locklab_runner::native::pin::allowed_cpus()
         .and_then(|l| l.first().copied())
         .unwrap_or(0);
-    assert_eq!(
-        locklab_runner::host::measure_transfer_latency(cpu, 100_000),
-        None
-    );
+    use locklab_runner::calibrate::{transfer_latency, Handoff};
+    for how in [Handoff::Cas, Handoff::LoadStore] {
+        assert_eq!(transfer_latency(cpu, 100_000, how), None);
+    }
+}
+
+/// The owned-line costs come out positive and finite (no timing thresholds: CI is a
+/// noisy VM).
+#[test]
+fn owned_line_costs_are_measured_on_an_allowed_cpu() {
+    let cpu = locklab_runner::native::pin::allowed_cpus()
+        .and_then(|l| l.first().copied())
+        .unwrap_or(0);
+    let (atomic, fence) = locklab_runner::calibrate::owned_costs(cpu).expect("pinning works");
+    assert!(atomic.is_finite() && atomic > 0.0, "{atomic}");
+    assert!(fence.is_finite() && fence > 0.0, "{fence}");
 }

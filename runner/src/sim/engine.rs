@@ -62,6 +62,11 @@ pub(crate) enum Op {
     /// Park until the line is written, unless the word no longer holds the value
     /// seen; either way, complete with a fresh read of the word.
     Watch(Addr, Word),
+    /// `Env::prefetch`: start a read miss, do not wait for it.
+    Prefetch(Addr),
+    /// `Env::fence`: drain the store buffer, then the fence's own cost.
+    Fence,
+    /// Private work or a pause, jittered like every other duration.
     Delay(u64),
 }
 
@@ -209,12 +214,21 @@ impl Core {
         let now = self.now;
         let (addr, kind) = match op {
             Op::Delay(ns) => {
+                let ns = self.mem.jitter(tid, ns);
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
                 }
                 return None;
             }
+            Op::Fence => {
+                let done = self.mem.fence(tid, now);
+                if done == now || self.resume_at(done, tid) {
+                    return Some((0, true));
+                }
+                return None;
+            }
             Op::Load(a) => (a, Kind::Load),
+            Op::Prefetch(a) => (a, Kind::Prefetch),
             Op::Watch(a, seen) => {
                 let l = &mut self.mem.lines[a.line as usize];
                 if l.words[a.word as usize] != seen {
@@ -254,7 +268,7 @@ impl Core {
         let w = &mut self.mem.lines[addr.line as usize].words[addr.word as usize];
         let old = *w;
         let (result, ok, wrote) = match op {
-            Op::Load(_) | Op::Watch(..) => (old, true, false),
+            Op::Load(_) | Op::Watch(..) | Op::Prefetch(_) => (old, true, false),
             Op::Store(_, v) => {
                 *w = v;
                 (0, true, true)
@@ -293,7 +307,7 @@ impl Core {
                 *w = (old & !mask) | (v & mask);
                 (0, true, true)
             }
-            Op::Delay(_) => unreachable!(),
+            Op::Delay(_) | Op::Fence => unreachable!(),
         };
         if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
             self.wake_watchers(addr.line, t.visible);
@@ -355,7 +369,7 @@ impl Machine {
                 now: 0,
                 seq: 0,
                 heap: BinaryHeap::with_capacity(2 * n + 16),
-                mem: Memory::new(nlines, fabric),
+                mem: Memory::new(nlines, fabric, &seeds),
                 slots: vec![
                     Slot {
                         result: 0,
@@ -649,6 +663,14 @@ impl Env for SimEnv<'_> {
             v = self.op(Op::Watch(a, v)).await;
         }
         v
+    }
+    #[inline]
+    fn prefetch(&self, a: Addr) -> impl Future<Output = ()> {
+        self.op(Op::Prefetch(a))
+    }
+    #[inline]
+    fn fence(&self) -> impl Future<Output = ()> {
+        self.op(Op::Fence)
     }
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {

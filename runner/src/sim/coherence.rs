@@ -21,11 +21,15 @@
 //!   read miss before it (whose data it may be waiting for) and occupies the line for
 //!   `read_occupancy` only: reads of one line overlap.
 //! - **Store** by x: retires into x's store buffer and x goes on at once (it stalls
-//!   only when the buffer holds `store_buffer` stores, until the oldest commits).
-//!   Stores commit in order: the read-for-ownership starts at `max(now, x's previous
-//!   commit, busy_until)` and takes `T` from the holder, or from the farthest sharer
-//!   (every copy is invalidated), or 0 if x holds the line alone; the store is visible
-//!   to others at commit, and the line is busy until then.
+//!   only when the buffer holds `store_buffer` stores, until the oldest commits). Its
+//!   read-for-ownership goes out at once, starting at `max(now, busy_until)` and
+//!   taking `T` from the holder, or from the farthest sharer (every copy is
+//!   invalidated), or 0 if x holds the line alone; the store commits when it has the
+//!   line and every older store of x has committed, and the line is busy until then.
+//!   It is visible to others at its commit: until then a thread that held a copy
+//!   keeps reading the old value from it, and one without a copy gets the old value
+//!   from x (one transfer) if that arrives before the commit; a spinner on the old
+//!   value re-reads at the commit.
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
 //!   drains x's store buffer, then one read-for-ownership as for a store plus `A`; x
 //!   waits for it, the line is busy for all of it, the result is visible at its end.
@@ -37,7 +41,8 @@
 //! - A write makes x the exclusive holder and invalidates every other copy; a load
 //!   adds x to the sharers and demotes the holder to a sharer. The new state and value
 //!   are applied when the request is issued (see [`Memory::access`]); its timing says
-//!   when others can see it.
+//!   when others can see it, and each line keeps the words as they were before each
+//!   store still in flight, for the readers that may not see it yet.
 //! - A line nobody has touched yet costs nothing to bring in (memory latency is not
 //!   part of this model; every run discards a warm-up).
 
@@ -224,6 +229,13 @@ pub(crate) struct Line {
     /// for it; the requester itself too, if the miss was a prefetch).
     fill_tid: u32,
     fill_done: u64,
+    /// Stores issued to the line and not yet committed, oldest first. Until a store
+    /// commits, other threads read the line as it was before it.
+    pending: Vec<Pending>,
+    /// Threads holding a copy of the line as it was before the oldest pending store
+    /// (they held a valid copy when it was issued, or read one since from the writer);
+    /// each commit invalidates it.
+    stale_readers: Bits,
     /// Threads parked by `wait_until`, a FIFO list threaded through `Memory::next`.
     pub watch_head: u32,
     pub watch_tail: u32,
@@ -238,10 +250,20 @@ impl Line {
             busy_until: 0,
             fill_tid: NONE,
             fill_done: 0,
+            pending: Vec::new(),
+            stale_readers: Bits::default(),
             watch_head: NONE,
             watch_tail: NONE,
         }
     }
+}
+
+/// A store in a store buffer: who issued it, when it commits, the line before it.
+#[derive(Debug, Clone)]
+struct Pending {
+    writer: u32,
+    commit: u64,
+    before: [Word; WORDS_PER_LINE],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,6 +283,9 @@ pub(crate) struct Timing {
     pub visible: u64,
     /// It had to fetch the line (for counters and tests).
     pub miss: bool,
+    /// A load served while another thread's store to the line is in flight: it reads
+    /// the line as it was before that store ([`Memory::read_word`]).
+    pub stale: bool,
 }
 
 /// Completion times, oldest first, of at most `cap` requests in flight.
@@ -404,6 +429,9 @@ impl Memory {
     pub fn access(&mut self, x: u32, line: u32, kind: Kind, now: u64) -> Timing {
         match kind {
             Kind::Load => {
+                if let Some(t) = self.read_before_commit(x, line, now) {
+                    return t;
+                }
                 let l = &self.lines[line as usize];
                 if l.sharers.contains(x) {
                     // A hit, unless our own prefetch of it is still in flight.
@@ -416,6 +444,7 @@ impl Memory {
                         done,
                         visible: done,
                         miss: false,
+                        stale: false,
                     };
                 }
                 let done = self.read_miss(x, line, now);
@@ -423,14 +452,18 @@ impl Memory {
                     done,
                     visible: done,
                     miss: true,
+                    stale: false,
                 }
             }
             Kind::Prefetch => {
-                if self.lines[line as usize].sharers.contains(x) {
+                self.retire(line, now);
+                let l = &self.lines[line as usize];
+                if l.sharers.contains(x) || !l.pending.is_empty() {
                     return Timing {
                         done: now,
                         visible: now,
                         miss: false,
+                        stale: false,
                     };
                 }
                 let at = self.harts[x as usize].fills.make_room(now);
@@ -440,6 +473,7 @@ impl Memory {
                     done: now,
                     visible: arrives,
                     miss: true,
+                    stale: false,
                 }
             }
             Kind::Store => {
@@ -449,14 +483,31 @@ impl Memory {
                 let (lat, miss) = self.ownership(x, line);
                 let lat = self.jitter(x, lat);
                 let l = &mut self.lines[line as usize];
-                let commit = issued.max(after).max(l.busy_until) + lat;
+                // The read-for-ownership goes out when the store enters the buffer
+                // (the core does not wait for older stores to commit before asking
+                // for the line); the store commits, in order, once it has the line
+                // and every older store has committed. The line stays ours until then.
+                let commit = (issued.max(l.busy_until) + lat).max(after);
                 l.busy_until = commit;
+                if commit > now {
+                    // Until it commits, the other copies stay valid, with the old value.
+                    l.pending.retain(|p| p.commit > now);
+                    if l.pending.is_empty() {
+                        l.stale_readers = l.sharers;
+                    }
+                    l.pending.push(Pending {
+                        writer: x,
+                        commit,
+                        before: l.words,
+                    });
+                }
                 self.take(x, line);
                 self.harts[x as usize].store_buffer.push(commit);
                 Timing {
                     done: issued,
                     visible: commit,
                     miss,
+                    stale: false,
                 }
             }
             Kind::Rmw => {
@@ -471,8 +522,71 @@ impl Memory {
                     done,
                     visible: done,
                     miss,
+                    stale: false,
                 }
             }
+        }
+    }
+
+    /// Forget the stores to `line` committed by `now`.
+    #[inline]
+    fn retire(&mut self, line: u32, now: u64) {
+        let l = &mut self.lines[line as usize];
+        if l.pending.first().is_some_and(|p| p.commit <= now) {
+            l.pending.retain(|p| p.commit > now);
+        }
+    }
+
+    /// The store in flight on `line` whose "before" `x` reads at `now`: the oldest
+    /// one not committed, unless `x` issued one of them (it reads its own stores).
+    #[inline]
+    fn pending_for(&self, x: u32, line: u32, now: u64) -> Option<&Pending> {
+        let l = &self.lines[line as usize];
+        if l.pending.iter().any(|p| p.writer == x) {
+            return None;
+        }
+        l.pending.iter().find(|p| p.commit > now)
+    }
+
+    /// A load by `x` while another thread's store to the line is in flight: a hit if
+    /// `x` still holds its copy; else one transfer from the writer (who holds the
+    /// line), if it arrives before the store commits. Either way `x` reads the line as
+    /// it was before that store, and the commit invalidates its copy.
+    #[inline]
+    fn read_before_commit(&mut self, x: u32, line: u32, now: u64) -> Option<Timing> {
+        self.retire(line, now);
+        let (writer, commit) = {
+            let p = self.pending_for(x, line, now)?;
+            (p.writer, p.commit)
+        };
+        let l = &self.lines[line as usize];
+        let done = if l.stale_readers.contains(x) {
+            now
+        } else {
+            let lat = self.fabric.cost(writer, x);
+            let done = now + self.jitter(x, lat);
+            if done >= commit {
+                return None;
+            }
+            self.lines[line as usize].stale_readers.insert(x);
+            done
+        };
+        Some(Timing {
+            done,
+            visible: done,
+            miss: done != now,
+            stale: true,
+        })
+    }
+
+    /// Word `word` of `line` as `x` reads it at `now`, and, when that is the value
+    /// before a store in flight, when that store commits.
+    #[inline]
+    pub fn read_word(&self, x: u32, line: u32, word: usize, now: u64) -> (Word, Option<u64>) {
+        let l = &self.lines[line as usize];
+        match self.pending_for(x, line, now) {
+            Some(p) if l.stale_readers.contains(x) => (p.before[word], Some(p.commit)),
+            _ => (l.words[word], None),
         }
     }
 

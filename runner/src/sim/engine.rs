@@ -200,8 +200,9 @@ impl Core {
         if t.miss {
             self.counters.misses += 1;
         }
+        let (value, _) = self.mem.read_word(tid, a.line, a.word as usize, self.now);
         let s = &mut self.slots[tid as usize];
-        s.result = self.mem.lines[a.line as usize].words[a.word as usize];
+        s.result = value;
         s.ok = true;
         t.done
     }
@@ -230,10 +231,17 @@ impl Core {
             Op::Load(a) => (a, Kind::Load),
             Op::Prefetch(a) => (a, Kind::Prefetch),
             Op::Watch(a, seen) => {
-                let l = &mut self.mem.lines[a.line as usize];
-                if l.words[a.word as usize] != seen {
+                let (value, until) = self.mem.read_word(tid, a.line, a.word as usize, now);
+                if value != seen {
                     (a, Kind::Load)
+                } else if let Some(at) = until {
+                    // Our copy still holds the value seen, and a store to the line is
+                    // in flight: its commit invalidates our copy; re-read then.
+                    self.slots[tid as usize].watch = a;
+                    self.schedule(at, tid, Next::WakeRead);
+                    return None;
                 } else {
+                    let l = &mut self.mem.lines[a.line as usize];
                     // Park at the tail of the line's watch list.
                     if l.watch_tail == NONE {
                         l.watch_head = tid;
@@ -264,6 +272,16 @@ impl Core {
         let t = self.mem.access(tid, addr.line, kind, now);
         if t.miss {
             self.counters.misses += 1;
+        }
+        if t.stale {
+            let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);
+            if t.done == now || self.resume_at(t.done, tid) {
+                return Some((value, true));
+            }
+            let s = &mut self.slots[tid as usize];
+            s.result = value;
+            s.ok = true;
+            return None;
         }
         let w = &mut self.mem.lines[addr.line as usize].words[addr.word as usize];
         let old = *w;

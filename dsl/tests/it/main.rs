@@ -6,6 +6,7 @@ mod fuzz;
 mod props;
 mod snapshots;
 mod targets;
+mod topology;
 
 use locklab_dsl::{load, Checked, LoadOptions, MemLoader};
 

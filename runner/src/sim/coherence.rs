@@ -31,7 +31,9 @@
 //!   from x (one transfer) if that arrives before the commit; a spinner on the old
 //!   value re-reads at the commit.
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
-//!   drains x's store buffer, then one read-for-ownership as for a store plus `A`; x
+//!   drains x's store buffer (the engine issues it only once x's older stores have
+//!   committed, so it reads and writes the line then, not earlier), then one
+//!   read-for-ownership as for a store plus `A`; x
 //!   waits for it, the line is busy for all of it, the result is visible at its end.
 //!   k RMWs queued on one line thus complete `T + A` apart.
 //! - **Fence** by x: drains the store buffer, then `fence`.
@@ -595,6 +597,12 @@ impl Memory {
     pub fn fence(&mut self, x: u32, now: u64) -> u64 {
         let drained = self.drain(x, now);
         drained + self.jitter(x, self.fabric.fence_ns)
+    }
+
+    /// When `x`'s store buffer will be empty, seen at `now`.
+    #[inline]
+    pub fn drained_at(&self, x: u32, now: u64) -> u64 {
+        now.max(self.harts[x as usize].store_buffer.last())
     }
 
     /// Wait for `x`'s store buffer to empty: when the last buffered store commits.

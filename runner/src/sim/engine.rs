@@ -85,6 +85,9 @@ struct Slot {
     ok: bool,
     next: Next,
     watch: Addr,
+    /// The pending operation waited for the store buffer to drain and has not been
+    /// issued yet: the resumed future issues it again.
+    reissue: bool,
 }
 
 /// Counters for the speed benchmark and tests.
@@ -211,6 +214,23 @@ impl Core {
     /// at once; `None` if a resume event was scheduled (result in the slot).
     #[inline]
     fn issue(&mut self, tid: u32, op: Op) -> Option<(Word, bool)> {
+        // A locked read-modify-write executes once every older store has committed:
+        // until then it has not happened, for its value as for its timing.
+        if matches!(
+            op,
+            Op::Swap(..)
+                | Op::Cas(..)
+                | Op::FetchAdd(..)
+                | Op::FetchOr(..)
+                | Op::FetchAnd(..)
+                | Op::SwapMasked(..)
+        ) {
+            let drained = self.mem.drained_at(tid, self.now);
+            if drained > self.now && !self.resume_at(drained, tid) {
+                self.slots[tid as usize].reissue = true;
+                return None;
+            }
+        }
         self.counters.ops += 1;
         let now = self.now;
         let (addr, kind) = match op {
@@ -394,6 +414,7 @@ impl Machine {
                         ok: true,
                         next: Next::Resume,
                         watch: Addr::new(0, 0),
+                        reissue: false,
                     };
                     n
                 ],
@@ -519,6 +540,13 @@ impl Machine {
         self.core.borrow_mut().issue(tid, op)
     }
 
+    /// Whether the thread's pending operation must be issued again (and forget it).
+    #[inline]
+    fn take_reissue(&self, tid: u32) -> bool {
+        let mut c = self.core.borrow_mut();
+        std::mem::take(&mut c.slots[tid as usize].reissue)
+    }
+
     #[inline]
     fn result(&self, tid: u32) -> (Word, bool) {
         let c = self.core.borrow();
@@ -575,8 +603,11 @@ impl<T: FromRaw> Future for OpFuture<'_, T> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
         if self.issued {
-            let (v, ok) = self.m.result(self.tid);
-            return Poll::Ready(T::from_raw(v, ok));
+            if !self.m.take_reissue(self.tid) {
+                let (v, ok) = self.m.result(self.tid);
+                return Poll::Ready(T::from_raw(v, ok));
+            }
+            self.issued = false;
         }
         match self.m.issue(self.tid, self.op) {
             Some((v, ok)) => Poll::Ready(T::from_raw(v, ok)),

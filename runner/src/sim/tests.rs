@@ -817,3 +817,42 @@ fn a_store_is_invisible_until_it_commits() {
     assert_eq!(t[2], 1_190 + 50, "re-read at the commit: one transfer");
     assert_eq!((t[3], t[4]), (1, 1_100 + 50), "old value, from the writer");
 }
+
+/// A locked operation executes once the issuer's older stores have committed, for its
+/// value as for its timing: a TAS holder that releases (a buffered store) and swaps
+/// again at once does not win over a waiter whose swap reaches the line first.
+#[test]
+fn an_rmw_after_a_buffered_store_executes_after_its_commit() {
+    let m = spec(2, 2, 1, 10, 50, 190);
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 1, 1);
+    let a = Addr::new(0, 0);
+    let got: Vec<Cell<u64>> = (0..4).map(|_| Cell::new(0)).collect();
+    let envs = [mach.env(0), mach.env(1)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(1_000).await;
+                // The other socket holds the line: the release commits at 1190.
+                e.store(a, 0, Relaxed).await;
+                got[0].set(e.swap(a, 1, Relaxed).await);
+                got[1].set(e.now());
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.store(a, 1, Relaxed).await;
+                e.work(1_100).await;
+                got[2].set(e.swap(a, 1, Relaxed).await);
+                got[3].set(e.now());
+            }),
+        ],
+    );
+    let t: Vec<u64> = got.iter().map(Cell::get).collect();
+    // The waiter's swap, issued at 1100, is served after the release commits (1190):
+    // it takes the line (190) and swaps (5). The holder's swap goes out at 1190, after
+    // it, and finds the lock taken.
+    assert_eq!((t[2], t[3]), (0, 1_190 + 195), "the waiter wins");
+    assert_eq!((t[0], t[1]), (1, 1_385 + 195), "the holder comes second");
+}

@@ -4,12 +4,16 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 const EXIT_CODES: &str = "\
-Exit codes:
-  0  every gating claim holds (or the command succeeded)
-  1  a claim failed
-  2  invalid input or usage
-  3  the run could not complete
-  4  the environment refused (e.g. pinning impossible, cross-host comparison)
+Exit codes (when several apply: 3, then 4, then 1, then 5):
+  0  every gating claim was decided and holds (or the command succeeded)
+  1  a gating claim failed (or could not be evaluated)
+  2  invalid input or usage, or nothing to run in the requested mode
+  3  the run could not complete (e.g. a simulated deadlock)
+  4  the environment refused (e.g. pinning impossible for a point a gating claim
+     reads, cross-host comparison)
+  5  no gating claim failed, but one was left undecided: inconclusive, skipped (its
+     point not run), or over points the noise gate flagged (--accept-undecided and
+     --accept-noisy accept them)
 
 The language reference: locklab help language";
 
@@ -26,34 +30,33 @@ pub enum Command {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Override a sweep axis: --set threads=1,2,4
-        #[arg(long = "set", value_name = "AXIS=VALUES")]
-        set: Vec<String>,
+        #[command(flatten)]
+        load: LoadArgs,
+        /// `json`: one object on stdout with every file's diagnostics (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Show the expanded points, their count and the estimated run time.
     Plan {
         file: PathBuf,
         #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
         format: PlanFormat,
-        #[arg(long = "set", value_name = "AXIS=VALUES")]
-        set: Vec<String>,
+        #[command(flatten)]
+        load: LoadArgs,
         /// Use the `--quick` durations for the estimate.
         #[arg(long)]
         quick: bool,
-        /// Write a Slurm job-array script that runs the sweep in N shards and merges them.
-        #[arg(long, value_name = "slurm")]
-        emit: Option<Emit>,
-        /// Number of shards for --emit slurm.
-        #[arg(long, default_value_t = 8)]
-        shards: u32,
-        /// Results directory the emitted script writes to.
-        #[arg(long, default_value = "results")]
-        out: PathBuf,
+        #[command(flatten)]
+        slurm: SlurmArgs,
     },
     /// Run an experiment, write the results directory, check the claims, render the report.
     Run(RunArgs),
     /// Rebuild the report and plots of a results directory.
-    Report { dir: PathBuf },
+    Report {
+        dir: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
+    },
     /// Compare two results directories point by point.
     Compare {
         a: PathBuf,
@@ -68,6 +71,9 @@ pub enum Command {
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// `json`: the table's rows as one object on stdout (docs/cli.md).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Re-run from a results directory's manifest and compare with the stored results.
     Reproduce {
@@ -77,6 +83,8 @@ pub enum Command {
         out: Option<PathBuf>,
         #[arg(long)]
         jobs: Option<usize>,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Merge shard results directories of one sweep into one.
     Merge {
@@ -84,6 +92,8 @@ pub enum Command {
         dirs: Vec<PathBuf>,
         #[arg(long)]
         out: PathBuf,
+        #[command(flatten)]
+        accept: AcceptArgs,
     },
     /// Print the host topology as experiment-language text.
     Topo {
@@ -104,6 +114,13 @@ pub enum Command {
     },
     /// Show the language reference (`locklab help language` does the same).
     Language,
+    /// Print a shell completion script: `locklab completions bash > ~/.local/share/bash-completion/completions/locklab`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `locklab man > locklab.1; man ./locklab.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -115,13 +132,13 @@ pub struct RunArgs {
     /// Results directory (default: results/<experiment>/<run id>).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Override a sweep axis: --set threads=1,2,4
-    #[arg(long = "set", value_name = "AXIS=VALUES")]
-    pub set: Vec<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// Short durations and few repetitions, for a first look in seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Parallel simulation jobs (default: all cores). Never changes the results.
+    /// Parallel simulation jobs (default and at most: the cores, and no more than the
+    /// records to run). Never changes the results.
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Run only shard I of N (deterministic split of the points), e.g. 2/8.
@@ -133,6 +150,79 @@ pub struct RunArgs {
     /// Skip rendering plots and the report (claims are still checked).
     #[arg(long)]
     pub no_report: bool,
+    #[command(flatten)]
+    pub accept: AcceptArgs,
+    /// Write into an existing, non-empty --out anyway, replacing what is there.
+    #[arg(long)]
+    pub force: bool,
+    /// `json`: the claims and the run's summary as one object on stdout (docs/cli.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// What the exit code accepts in place of a decided, clean verdict.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct AcceptArgs {
+    /// Exit 0 rather than 5 when gating claims are left undecided (inconclusive,
+    /// skipped, or over noise-flagged points).
+    #[arg(long)]
+    pub accept_undecided: bool,
+    /// Judge claims over points the noise gate flagged by their verdict, as if clean.
+    #[arg(long)]
+    pub accept_noisy: bool,
+}
+
+impl AcceptArgs {
+    pub fn accept(&self) -> crate::exit::Accept {
+        crate::exit::Accept {
+            undecided: self.accept_undecided,
+            noisy: self.accept_noisy,
+        }
+    }
+}
+
+/// How an experiment file is read: axis overrides, the directories its `use` and
+/// `matrix` may read from, and the cap on its estimated work.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LoadArgs {
+    /// Override a sweep axis: --set threads=1,2,4
+    #[arg(long = "set", value_name = "AXIS=VALUES")]
+    pub set: Vec<String>,
+    /// Let `use` and `matrix` also read files below DIR (besides the experiment's
+    /// own directory). Repeatable.
+    #[arg(long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+    /// Accept a run estimated to take more than 24 hours in a mode.
+    #[arg(long)]
+    pub allow_huge: bool,
+}
+
+/// `plan --emit slurm`: the job array's shards, results directory and the Slurm
+/// options passed through to every job.
+#[derive(Debug, Clone, Args)]
+pub struct SlurmArgs {
+    /// Write a Slurm job-array script (and its submit.sh) that runs the sweep in
+    /// shards and merges them; prints where.
+    #[arg(long, value_name = "slurm")]
+    pub emit: Option<Emit>,
+    /// Number of shards for --emit slurm.
+    #[arg(long, default_value_t = 8)]
+    pub shards: u32,
+    /// Results directory the emitted script writes to.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Slurm --time of each shard job (e.g. 2:00:00).
+    #[arg(long, value_name = "TIME")]
+    pub time: Option<String>,
+    /// Slurm --partition.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm --account.
+    #[arg(long)]
+    pub account: Option<String>,
+    /// Slurm --cpus-per-task of each shard job.
+    #[arg(long, value_name = "N")]
+    pub cpus_per_task: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -145,6 +235,15 @@ pub enum ModeArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormat {
     Table,
+    Json,
+}
+
+/// What `run`, `check` and `compare` print on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Tables for people.
+    Text,
+    /// One JSON object (its shape: docs/cli.md).
     Json,
 }
 

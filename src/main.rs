@@ -4,12 +4,20 @@
 mod cli;
 mod cmd;
 mod exit;
+mod term;
 mod util;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
 
 fn main() {
+    // `locklab plan FILE | head`: a closed pipe ends the process quietly, as it does
+    // any Unix tool, instead of a panic in `println!`.
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let argv: Vec<String> = std::env::args().collect();
     // `locklab help language` is the reference's documented spelling.
     if argv.get(1).map(String::as_str) == Some("help")
@@ -18,7 +26,16 @@ fn main() {
         print!("{}", locklab_dsl::LANGUAGE_REFERENCE);
         return;
     }
-    let cli = match Cli::try_parse_from(&argv) {
+    let colour = if term::colour() {
+        clap::ColorChoice::Auto
+    } else {
+        clap::ColorChoice::Never
+    };
+    let parsed = Cli::command()
+        .color(colour)
+        .try_get_matches_from(&argv)
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
@@ -31,47 +48,74 @@ fn main() {
         }
     };
     let result = match cli.command {
-        Command::Check { files, set } => cmd::check::run(&files, &set),
+        Command::Check {
+            files,
+            load,
+            format,
+        } => cmd::check::run(&files, &load, format),
         Command::Plan {
             file,
             format,
-            set,
+            load,
             quick,
-            emit,
-            shards,
-            out,
-        } => cmd::plan::run(&file, format, &set, quick, emit, shards, &out),
+            slurm,
+        } => cmd::plan::run(&file, format, &load, quick, &slurm),
         Command::Run(args) => cmd::run::run(&args, &argv),
-        Command::Report { dir } => cmd::report::run(&dir),
+        Command::Report { dir, accept } => cmd::report::run(&dir, accept.accept()),
         Command::Compare {
             a,
             b,
             allow_cross_host,
             sim_vs_native,
             out,
+            format,
         } => cmd::compare::run(
             &a,
             b.as_deref(),
             allow_cross_host,
             sim_vs_native,
             out.as_deref(),
+            format,
         ),
-        Command::Reproduce { dir, out, jobs } => {
-            cmd::reproduce::run(&dir, out.as_deref(), jobs, &argv)
-        }
-        Command::Merge { dirs, out } => cmd::merge::run(&dirs, &out),
+        Command::Reproduce {
+            dir,
+            out,
+            jobs,
+            accept,
+        } => cmd::reproduce::run(&dir, out.as_deref(), jobs, accept.accept(), &argv),
+        Command::Merge { dirs, out, accept } => cmd::merge::run(&dirs, &out, accept.accept()),
         Command::Topo { measure } => cmd::topo::run(measure),
         Command::Bench { what, rows, iters } => cmd::bench::run(what, rows, iters),
         Command::Language => {
             print!("{}", locklab_dsl::LANGUAGE_REFERENCE);
             Ok(exit::OK)
         }
+        Command::Completions { shell } => cmd::docs::completions(shell),
+        Command::Man => cmd::docs::man(),
     };
     match result {
         Ok(code) => std::process::exit(code),
         Err(f) => {
-            eprintln!("error: {:#}", f.error);
+            eprintln!("error: {}", error_text(&f.error));
             std::process::exit(f.code);
         }
     }
+}
+
+/// An error and its causes on one line, each said once: a cause whose text its
+/// context already quotes (`create directory x: Read-only file system`) is not
+/// repeated.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -1,6 +1,5 @@
-//! Small helpers of the CLI: time stamps and terminal detection.
+//! Small helpers of the CLI: time stamps and durations.
 
-use std::io::IsTerminal;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// UTC civil time from a Unix timestamp (Howard Hinnant's days-from-civil inverse).
@@ -43,10 +42,6 @@ pub fn utc_now() -> String {
 pub fn stamp_now() -> String {
     let (y, mo, d, h, mi, s) = civil(now_secs());
     format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
-}
-
-pub fn stderr_is_terminal() -> bool {
-    std::io::stderr().is_terminal()
 }
 
 /// `3.2 s`, `4 min 10 s`, `2 h 5 min`.

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::pipeline;
 use crate::store::{self, write_manifest, write_parquet, Tables, THREADS_FILE};
 use locklab_model::manifest::{HostInfo, Manifest};
+use locklab_model::metrics::Table;
 use locklab_model::plan::*;
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
 use polars::prelude::ParquetWriter;
@@ -139,15 +140,36 @@ fn bench_plan(points: usize) -> Plan {
             }
         })
         .collect();
-    let sp = |x: i64| {
+    // Point 2x runs stock at x and point 2x + 1 cna: each claim's targets (what the
+    // language would resolve its references to) follow from that.
+    let at = |x: i64, baseline: bool, rows: Vec<(String, Value)>| Target {
+        point: 2 * x as u32 + 1,
+        baseline: baseline.then_some(2 * x as u32),
+        rows,
+        modes: vec![Mode::Sim],
+    };
+    let cna = |x: i64| {
+        vec![
+            ("lock".to_string(), Value::Str("cna".into())),
+            ("x".to_string(), Value::Int(x)),
+        ]
+    };
+    let sp = |x: i64| MetricRef {
+        target: at(x, true, vec![]),
+        metric: "speedup".into(),
+        select: cna(x),
+        baseline: Some("stock".into()),
+        baseline_select: vec![],
+    };
+    let cna0 = |metric: &str, row: (&str, Value)| {
+        let row = (row.0.to_string(), row.1);
+        let mut select = cna(0);
+        select.push(row.clone());
         Expr::Metric(MetricRef {
-            target: Default::default(),
-            metric: "speedup".into(),
-            select: vec![
-                ("lock".into(), Value::Str("cna".into())),
-                ("x".into(), Value::Int(x)),
-            ],
-            baseline: Some("stock".into()),
+            target: at(0, false, vec![row]),
+            metric: metric.into(),
+            select,
+            baseline: None,
             baseline_select: vec![],
         })
     };
@@ -159,15 +181,9 @@ fn bench_plan(points: usize) -> Plan {
         line: 1,
         gating: true,
         kind,
-        modes: vec![],
+        modes: vec![Mode::Sim],
     };
-    let cna0 = |extra: (&str, Value)| {
-        vec![
-            ("lock".to_string(), Value::Str("cna".into())),
-            ("x".to_string(), Value::Int(0)),
-            (extra.0.to_string(), extra.1),
-        ]
-    };
+    let trend_xs = 0..(xs as i64).min(10);
     Plan {
         schema_version: PLAN_SCHEMA_VERSION,
         experiment: "bench".into(),
@@ -200,7 +216,7 @@ fn bench_plan(points: usize) -> Plan {
             claim(
                 "band",
                 ClaimKind::Band {
-                    expr: sp(0),
+                    expr: Expr::Metric(sp(0)),
                     lo: 1.5,
                     hi: 2.5,
                     strict: false,
@@ -209,53 +225,49 @@ fn bench_plan(points: usize) -> Plan {
             claim(
                 "order",
                 ClaimKind::Ordering {
-                    exprs: vec![sp(2), sp(1), sp(0)],
+                    exprs: [2, 1, 0].map(|x| Expr::Metric(sp(x))).to_vec(),
                     op: OrderOp::Less,
                     min_gap: 0.02,
+                    or_equal: Vec::new(),
                 },
             ),
             claim(
                 "trend",
                 ClaimKind::Trend {
                     metric: MetricRef {
-                        target: Default::default(),
+                        target: Target::default(),
                         metric: "speedup".into(),
                         select: vec![("lock".into(), Value::Str("cna".into()))],
                         baseline: Some("stock".into()),
                         baseline_select: vec![],
                     },
                     axis: "x".into(),
-                    values: (0..10).map(Value::Int).collect(),
+                    values: trend_xs.clone().map(Value::Int).collect(),
                     direction: TrendDirection::Decreasing,
                     min_rho: 0.8,
-                    series: Default::default(),
+                    series: TrendSeries::Steps {
+                        steps: trend_xs
+                            .map(|x| TrendStep {
+                                value: Value::Int(x),
+                                metric: sp(x),
+                            })
+                            .collect(),
+                    },
                 },
             ),
             claim(
                 "cpu",
                 ClaimKind::Band {
-                    expr: Expr::Metric(MetricRef {
-                        target: Default::default(),
-                        metric: "wait_p99_ns".into(),
-                        select: cna0(("cpu", Value::Int(7))),
-                        baseline: None,
-                        baseline_select: vec![],
-                    }),
+                    expr: cna0("wait_p99_ns", ("cpu", Value::Int(7))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,
                 },
             ),
             claim(
-                "remote",
+                "cross_node",
                 ClaimKind::Band {
-                    expr: Expr::Metric(MetricRef {
-                        target: Default::default(),
-                        metric: "wait_max_ns".into(),
-                        select: cna0(("remote", Value::Bool(true))),
-                        baseline: None,
-                        baseline_select: vec![],
-                    }),
+                    expr: cna0("wait_max_ns", ("cross_node", Value::Bool(true))),
                     lo: 0.0,
                     hi: 1e9,
                     strict: false,
@@ -289,9 +301,12 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
         workload: "single".into(),
         threads: THREADS,
         skipped: None,
+        skip_cause: None,
         window_ns: 1_000_000_000,
         acquisitions: tp as u64,
         ops: tp as u64,
+        waits_censored: THREADS as u64,
+        reacquisitions: 0,
         throughput_ops_s: tp,
         cpu_ns_per_acq: f64::NAN,
         overhead_ns: f64::NAN,
@@ -308,6 +323,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
         wait_mean_ns: 2e4,
         hold_mean_ns: 90.0,
         bypass_max: 143.0,
+        wait_max_censored: false,
+        bypass_max_censored: false,
         bypass_mean: 10.0,
         handoff_local_frac: 0.8,
         cpu_wall_ratio: f64::NAN,
@@ -329,6 +346,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
             node: node(t),
             class: "lock".into(),
             acquisitions: (tp / THREADS as f64) as u64 + t as u64,
+            waits_censored: 1,
+            reacquisitions: 0,
             share: 1.0 / THREADS as f64,
             wait_p50_ns: 1e4 + t as f64,
             wait_p99_ns: 1e5 * jitter + 10.0 * t as f64,
@@ -337,6 +356,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
             wait_mean_ns: 2e4,
             hold_mean_ns: 90.0,
             bypass_max: 143.0,
+            wait_max_censored: false,
+            bypass_max_censored: false,
             cpu_ns: f64::NAN,
         })
         .collect();
@@ -368,7 +389,8 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
 /// loading it, aggregating it and evaluating five claims over it.
 pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     let t0 = Instant::now();
-    let points = rows.div_ceil((THREADS * REPS) as usize).max(2);
+    // At least three values of x: the ordering claim reads x = 0, 1 and 2.
+    let points = rows.div_ceil((THREADS * REPS) as usize).max(6);
     let plan = bench_plan(points);
     let dir = tmp.join("results");
     crate::util::create_dir(&dir)?;
@@ -391,6 +413,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
         status: "complete".into(),
         host: HostInfo::default(),
         plan: plan.clone(),
+        shards: Vec::new(),
     };
     write_manifest(&dir, &manifest)?;
 
@@ -405,7 +428,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
             .flat_map(|i| (0..REPS).map(move |r| (i, r)))
             .map(|(i, r)| bench_record(&plan, i, r))
             .collect();
-        let t = Tables::from_records(&plan, &recs)?;
+        let t = Tables::from_records(&manifest, &recs)?;
         if writer.is_none() {
             writer = Some(
                 ParquetWriter::new(file.try_clone().map_err(Error::io("open", &threads_path))?)
@@ -427,12 +450,12 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
     drop(file);
     write_parquet(
         &dir.join(store::POINTS_FILE),
-        "points",
+        Table::Points,
         &mut store::stack(pts)?,
     )?;
     write_parquet(
         &dir.join(store::HANDOFFS_FILE),
-        "handoffs",
+        Table::Handoffs,
         &mut store::stack(hos)?,
     )?;
     let generate_s = t0.elapsed().as_secs_f64();

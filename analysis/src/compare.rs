@@ -1,8 +1,11 @@
 //! Two results directories side by side: per point and mode, the ratio B/A of each
 //! headline metric with a bootstrap interval, and a direction-aware verdict.
 //!
+//! Results of different plans (another experiment, or other points, durations or
+//! machine) are refused: points of the same id would not measure the same thing.
 //! Results from different hosts (hostname or CPU model) are refused unless the
 //! caller allows it: native numbers of two machines are not comparable by default.
+//! A point with a repetition the noise gate flagged is marked in the table.
 //! With `sim_vs_native`, the simulated records of A are compared with the native
 //! records of B (usually the same directory), point by point.
 
@@ -12,6 +15,7 @@ use crate::stats::{self, Estimate};
 use crate::store::{load_results, Results};
 use crate::util::{create_dir, write_atomic};
 use locklab_model::metrics::{self, Better};
+use locklab_model::plan::Plan;
 use polars::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,6 +65,9 @@ pub struct CompareRow {
     pub ratio: Estimate,
     /// B relative to A.
     pub verdict: CompareVerdict,
+    /// Which side had a repetition of this point flagged by the noise gate: "",
+    /// "A", "B" or "A+B".
+    pub noise: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -74,6 +81,56 @@ pub struct Comparison {
 }
 
 type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
+
+/// What two plans must share for their points to be compared, and how they
+/// differ if they do not: the experiment's name, then the fingerprint of what
+/// produces the records (topology, run, points). Claims and plots may differ.
+pub fn plan_difference(a: &Plan, b: &Plan) -> Option<String> {
+    if a.experiment != b.experiment {
+        return Some(format!(
+            "they are runs of different experiments (`{}` and `{}`)",
+            a.experiment, b.experiment
+        ));
+    }
+    let (fa, fb) = (measured_fingerprint(a), measured_fingerprint(b));
+    (fa != fb).then(|| {
+        format!(
+            "they ran different plans of experiment `{}` (fingerprints {fa} and {fb}: other points, durations, repetitions or machine)",
+            a.experiment
+        )
+    })
+}
+
+/// SHA-256 (12 hex digits) of the topology, run and points of a plan.
+pub fn measured_fingerprint(plan: &Plan) -> String {
+    use sha2::{Digest, Sha256};
+    let json = serde_json::to_vec(&(&plan.topology, &plan.run, &plan.points)).unwrap_or_default();
+    Sha256::digest(&json)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// (point_id, mode) pairs with a repetition the noise gate flagged.
+fn flagged(r: &Results) -> Result<std::collections::BTreeSet<(String, String)>> {
+    let df = r
+        .points
+        .clone()
+        .select([col("point_id"), col("mode"), col("noise")])
+        .collect()
+        .map_err(Error::polars(format!("read {}", r.dir.display())))?;
+    let ids = str_values(&df, "point_id")?;
+    let modes = str_values(&df, "mode")?;
+    let noise = str_values(&df, "noise")?;
+    Ok(ids
+        .into_iter()
+        .zip(modes)
+        .zip(noise)
+        .filter(|(_, n)| n.starts_with("flagged"))
+        .map(|(k, _)| k)
+        .collect())
+}
 
 /// Per (point_id, mode): repetition values of each headline metric.
 fn samples(r: &Results) -> Result<Samples> {
@@ -152,12 +209,20 @@ fn verdict(ratio: &Estimate, better: Better) -> CompareVerdict {
 pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> {
     let ra = load_results(a)?;
     let rb = if a == b { ra.clone() } else { load_results(b)? };
+    if let Some(why) = plan_difference(ra.plan(), rb.plan()) {
+        return Err(Error::Incompatible(format!(
+            "refusing to compare {} and {}: {why}",
+            a.display(),
+            b.display()
+        )));
+    }
     let mut warnings = if opts.sim_vs_native {
         Vec::new()
     } else {
         check_hosts(&ra, &rb, opts)?
     };
     let (sa, sb) = (samples(&ra)?, samples(&rb)?);
+    let (na, nb) = (flagged(&ra)?, flagged(&rb)?);
     let (a_label, b_label) = if opts.sim_vs_native {
         ("A (sim)".to_string(), "B (native)".to_string())
     } else {
@@ -184,6 +249,15 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
             let seed = stats::seed_for(&format!("compare/{id}/{mode}/{metric}"));
             let ratio = stats::bootstrap(&[xa.clone(), xb.clone()], seed, |m| vec![m[1] / m[0]])[0];
             let verdict = verdict(&ratio, better);
+            let noise = match (
+                na.contains(&(id.clone(), mode.clone())),
+                nb.contains(&(id.clone(), bmode.to_string())),
+            ) {
+                (true, true) => "A+B",
+                (true, false) => "A",
+                (false, true) => "B",
+                (false, false) => "",
+            };
             rows.push(CompareRow {
                 point_id: id.clone(),
                 mode: mode.clone(),
@@ -192,6 +266,7 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
                 b: stats::median_ci(xb),
                 ratio,
                 verdict,
+                noise: noise.to_string(),
             });
         }
     }
@@ -218,6 +293,17 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
     if rows.is_empty() {
         warnings.push("no point is present in both".into());
     }
+    let noisy: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| !r.noise.is_empty())
+        .map(|r| r.point_id.as_str())
+        .collect();
+    if !noisy.is_empty() {
+        warnings.push(format!(
+            "{} point(s) had a repetition flagged by the noise gate (column `noise`); their verdicts rest on disturbed measurements",
+            noisy.len()
+        ));
+    }
     Ok(Comparison {
         a: a.to_path_buf(),
         b: b.to_path_buf(),
@@ -239,7 +325,9 @@ impl Comparison {
     }
 
     fn cells(&self) -> (Vec<&'static str>, Vec<Vec<String>>) {
-        let header = vec!["point", "mode", "metric", "A", "B", "B/A", "verdict"];
+        let header = vec![
+            "point", "mode", "metric", "A", "B", "B/A", "verdict", "noise",
+        ];
         let rows = self
             .rows
             .iter()
@@ -252,6 +340,7 @@ impl Comparison {
                     r.b.label(),
                     r.ratio.label(),
                     r.verdict.as_str().to_string(),
+                    r.noise.clone(),
                 ]
             })
             .collect();
@@ -349,7 +438,7 @@ impl Comparison {
             };
             html.push_str("<tr>");
             for (i, c) in row.iter().enumerate() {
-                if i == row.len() - 1 {
+                if i == row.len() - 2 {
                     html.push_str(&format!("<td class=\"verdict {class}\">{}</td>", esc(c)));
                 } else {
                     html.push_str(&format!("<td>{}</td>", esc(c)));

@@ -18,7 +18,7 @@
 //! let dir = std::path::Path::new("results/cna_threshold/run-1");
 //! let results = locklab_analysis::load_results(dir)?;
 //! let claims = locklab_analysis::claims::evaluate(results.plan(), &results);
-//! print!("{}", locklab_analysis::claims::claims_table(&claims));
+//! print!("{}", locklab_analysis::claims::claims_table(&claims, 100));
 //! let report = locklab_analysis::report::build_report(dir)?;
 //! println!("{}", report.index_html.display());
 //! let gating = locklab_analysis::VerdictCounts::gating(&claims);

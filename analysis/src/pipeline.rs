@@ -1,6 +1,7 @@
 //! The polars pipeline: repetitions aggregated per point × mode (median and a 95 %
-//! interval), speedups against a baseline lock, per-thread and per-node aggregates,
-//! and node-to-node hand-off tables.
+//! interval), speedups over baseline points (paired by the plan's targets or by the
+//! language's baseline rule), per-thread and per-node aggregates, and node-to-node
+//! hand-off tables.
 //!
 //! polars groups and filters; the median and its order-statistic interval (see
 //! [`crate::stats`]) are computed on each group's values, which keeps them exact and
@@ -13,9 +14,12 @@ use crate::error::{Error, Result};
 use crate::stats::{self, Estimate};
 use crate::store::{AxisColumn, Results, HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 use locklab_model::metrics::Table;
+use locklab_model::plan::{Plan, Point, Value};
+use locklab_model::records::SkipCause;
+use locklab_model::select::{self, BaselineQuery};
 use polars::prelude::*;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 pub(crate) fn perr(ctx: &str) -> impl FnOnce(PolarsError) -> Error + '_ {
     move |source| Error::Polars {
@@ -296,6 +300,111 @@ pub fn point_summary(results: &Results) -> Result<DataFrame> {
     )
 }
 
+/// A point skipped in a mode (in at least one repetition), and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedPoint {
+    pub point: u32,
+    pub point_id: String,
+    pub mode: String,
+    pub lock: String,
+    /// The kind of reason; `None` in results written before causes were recorded.
+    pub cause: Option<SkipCause>,
+    pub reason: String,
+}
+
+/// Every (point, mode) with a skipped repetition, once per reason, in point order.
+pub fn skipped_points(results: &Results) -> Result<Vec<SkippedPoint>> {
+    let mut cols = vec![
+        col("point"),
+        col("point_id"),
+        col("mode"),
+        col("lock"),
+        col("skipped"),
+    ];
+    let schema = schema_of(&results.points, "points")?;
+    let has_cause = schema.contains("skip_cause");
+    if has_cause {
+        cols.push(col("skip_cause"));
+    }
+    let df = results
+        .points
+        .clone()
+        .filter(col("skipped").is_not_null())
+        .select(cols)
+        .unique_stable(None, UniqueKeepStrategy::First)
+        .sort(
+            ["point", "mode"],
+            SortMultipleOptions::default().with_maintain_order(true),
+        )
+        .collect()
+        .map_err(Error::polars("read skipped points"))?;
+    let (points, ids, modes, locks, why) = (
+        f64_values(&df, "point")?,
+        str_values(&df, "point_id")?,
+        str_values(&df, "mode")?,
+        str_values(&df, "lock")?,
+        str_values(&df, "skipped")?,
+    );
+    let causes = if has_cause {
+        str_values(&df, "skip_cause")?
+    } else {
+        vec![String::new(); df.height()]
+    };
+    Ok((0..df.height())
+        .map(|i| SkippedPoint {
+            point: points[i] as u32,
+            point_id: ids[i].clone(),
+            mode: modes[i].clone(),
+            lock: locks[i].clone(),
+            cause: SkipCause::parse(&causes[i]),
+            reason: why[i].clone(),
+        })
+        .collect())
+}
+
+/// The points whose `wait_max_ns` or `bypass_max` is a lower bound in some
+/// repetition (it came from a wait still running at the end of the window):
+/// (`point_id`, `mode`, the metrics so marked), in point order. Results written before
+/// waits were censored have no such columns and give none.
+pub fn lower_bound_maxima(results: &Results) -> Result<Vec<(String, String, Vec<&'static str>)>> {
+    let schema = schema_of(&results.points, "points")?;
+    let marks = [
+        ("wait_max_censored", "wait_max_ns"),
+        ("bypass_max_censored", "bypass_max"),
+    ];
+    if marks.iter().any(|(c, _)| !schema.contains(c)) {
+        return Ok(Vec::new());
+    }
+    let df = results
+        .points
+        .clone()
+        .group_by_stable([col("point"), col("point_id"), col("mode")])
+        .agg([
+            col("wait_max_censored").any(true),
+            col("bypass_max_censored").any(true),
+        ])
+        .filter(col("wait_max_censored").or(col("bypass_max_censored")))
+        .sort(["point", "mode"], SortMultipleOptions::default())
+        .collect()
+        .map_err(Error::polars("read the censored maxima"))?;
+    let (ids, modes) = (str_values(&df, "point_id")?, str_values(&df, "mode")?);
+    let flags: Vec<Vec<String>> = marks
+        .iter()
+        .map(|(c, _)| str_values(&df, c))
+        .collect::<Result<_>>()?;
+    Ok((0..df.height())
+        .map(|i| {
+            let which = marks
+                .iter()
+                .zip(&flags)
+                .filter(|(_, f)| f[i] == "true")
+                .map(|((_, m), _)| *m)
+                .collect();
+            (ids[i].clone(), modes[i].clone(), which)
+        })
+        .collect())
+}
+
 /// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged
 /// repetition.
 pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String)>> {
@@ -358,30 +467,29 @@ pub(crate) fn node_aggs() -> (Vec<Expr>, Vec<Expr>) {
     (pre, aggs)
 }
 
-const THREAD_DIMS: &[&str] = &["thread", "cpu", "node", "class"];
-const HANDOFF_DIMS: &[&str] = &["from_node", "to_node", "remote"];
-
-/// For a selection naming thread or hand-off dimensions (`cpu=7`, `remote=true`):
+/// For a selection naming thread or hand-off dimensions (`cpu=7`, `cross_node=true`):
 /// the selected rows combined per repetition (`node_aggs`, `combine::aggs`) and
 /// summarised per point × mode, like [`point_summary`]. `None` when the selection
 /// names no such dimension.
 pub fn selected_summary(
     results: &Results,
-    select: &[(String, locklab_model::plan::Value)],
+    select: &[(String, Value)],
 ) -> Result<Option<DataFrame>> {
-    let dims: Vec<&(String, locklab_model::plan::Value)> = select
+    let dims: Vec<&(String, Value)> = select
         .iter()
-        .filter(|(k, _)| THREAD_DIMS.contains(&k.as_str()) || HANDOFF_DIMS.contains(&k.as_str()))
+        .filter(|(k, _)| select::row_table(k).is_some())
         .collect();
     if dims.is_empty() {
         return Ok(None);
     }
-    let handoffs = dims.iter().any(|(k, _)| HANDOFF_DIMS.contains(&k.as_str()));
+    let handoffs = dims
+        .iter()
+        .any(|(k, _)| select::row_table(k) == Some(Table::Handoffs));
     let mut pred = lit(true);
     for (k, v) in &dims {
         pred = pred.and(match (k.as_str(), v.as_f64()) {
             ("class", _) | (_, None) => col(k.as_str()).cast(DataType::String).eq(lit(v.label())),
-            ("remote", Some(f)) => col("remote").eq(lit(f != 0.0)),
+            ("cross_node", Some(f)) => col("cross_node").eq(lit(f != 0.0)),
             (_, Some(f)) => col(k.as_str()).cast(DataType::Float64).eq(lit(f)),
         });
     }
@@ -490,7 +598,11 @@ fn cols_selector(names: &[&str]) -> Selector {
 pub fn handoff_summary(results: &Results) -> Result<DataFrame> {
     let schema = schema_of(&results.handoffs, "handoffs")?;
     let axes = present_axes(results, &schema);
-    let carry = identity_carry(&axes, &schema, &["point_id", "lock", "distance", "remote"]);
+    let carry = identity_carry(
+        &axes,
+        &schema,
+        &["point_id", "lock", "distance", "cross_node"],
+    );
     let metrics: Vec<String> = HANDOFF_METRICS.iter().map(|s| s.to_string()).collect();
     summarize(
         results.handoffs.clone(),
@@ -575,32 +687,79 @@ pub fn wait_cdfs(results: &Results) -> Result<Vec<CdfRow>> {
 // ---------------------------------------------------------------------------
 // Speedup
 
-/// Axis columns that name the lock: the record's `lock` column and any string axis
-/// whose values include a lock name. They are what a speedup varies; every other
-/// axis must match between a point and its baseline.
-pub(crate) fn lock_axes(results: &Results) -> BTreeSet<String> {
-    let locks: BTreeSet<&str> = results
-        .plan()
+/// One speedup: a point over its baseline point (indices into the plan's points).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpeedupPair {
+    pub point: u32,
+    pub baseline: u32,
+}
+
+/// The language's baseline rule ([`select::baseline`], nothing pinned) for lock
+/// `baseline`, applied to every point of the plan: the baseline lock's own points
+/// pair with themselves; a point without exactly one baseline is left out. An
+/// error when no point runs `baseline`.
+pub fn baseline_pairs(plan: &Plan, baseline: &str) -> Result<Vec<SpeedupPair>> {
+    let of_lock: Vec<&Point> = plan
         .points
         .iter()
-        .map(|p| p.lock.name.as_str())
+        .filter(|p| p.lock.name == baseline)
         .collect();
-    let mut out = BTreeSet::from(["lock".to_string()]);
-    for a in results.plan().axes.iter() {
-        if a.values
+    if of_lock.is_empty() {
+        let names: BTreeSet<&str> = plan.points.iter().map(|p| p.lock.name.as_str()).collect();
+        return Err(Error::Results(format!(
+            "no point runs the baseline lock \"{baseline}\"; locks: {}",
+            names.into_iter().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let query = BaselineQuery {
+        lock: baseline,
+        pinned: &[],
+    };
+    // The rule compares a point with every point of the baseline lock; over
+    // thousands of points that is quadratic. A baseline agrees with its point on
+    // every axis but the point's lock axis and own parameters, whatever the
+    // candidate: index the lock's points by those values, and let the rule decide
+    // among the few that share them.
+    type Index = HashMap<Vec<String>, Vec<Point>>;
+    let mut indices: HashMap<Vec<&str>, Index> = HashMap::new();
+    let key = |p: &Point, names: &[&str]| -> Vec<String> {
+        names
             .iter()
-            .any(|v| matches!(v, locklab_model::plan::Value::Str(s) if locks.contains(s.as_str())))
-        {
-            out.insert(
-                crate::store::axis_columns(results.plan())
-                    .into_iter()
-                    .find(|c| c.axis == a.name)
-                    .map(|c| c.column)
-                    .unwrap_or_else(|| a.name.clone()),
-            );
+            .map(|n| match p.axes.get(*n) {
+                // Numbers by value, as `select::same_value` compares them.
+                Some(v @ (Value::Int(_) | Value::Float(_))) => {
+                    format!("{}", v.as_f64().unwrap_or(f64::NAN).to_bits())
+                }
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    let mut pairs = Vec::new();
+    for p in &plan.points {
+        let bound: Vec<&str> = plan
+            .axes
+            .iter()
+            .map(|a| a.name.as_str())
+            .filter(|n| p.lock.axis.as_deref() != Some(*n) && !p.lock.params.iter().any(|x| x == n))
+            .collect();
+        let index = indices.entry(bound.clone()).or_insert_with(|| {
+            let mut index: Index = HashMap::new();
+            for q in &of_lock {
+                index.entry(key(q, &bound)).or_default().push((*q).clone());
+            }
+            index
+        });
+        let Some(candidates) = index.get(&key(p, &bound)) else {
+            continue;
+        };
+        if let Ok(b) = select::baseline(&plan.axes, candidates, p, &query) {
+            pairs.push(SpeedupPair {
+                point: p.index as u32,
+                baseline: b as u32,
+            });
         }
     }
-    out
+    Ok(pairs)
 }
 
 /// Throughput of every point × mode over its repetitions, one list per row.
@@ -617,6 +776,7 @@ pub(crate) fn throughput_lists(results: &Results) -> Result<DataFrame> {
     results
         .points
         .clone()
+        .with_column(col("point").cast(DataType::UInt32))
         .group_by([col("point"), col("mode")])
         .agg(aggs)
         .sort(["point", "mode"], SortMultipleOptions::default())
@@ -624,101 +784,69 @@ pub(crate) fn throughput_lists(results: &Results) -> Result<DataFrame> {
         .map_err(Error::polars("collect throughput per point"))
 }
 
-/// The axes a point must share with its baseline: every non-lock axis along which
-/// the baseline itself varies. An axis on which the baseline has a single value
-/// (for instance a CNA threshold, meaningless for qspinlock and run once) does not
-/// constrain the match.
-pub(crate) fn baseline_keys(
-    results: &Results,
-    lists: &DataFrame,
-    baseline: &str,
-) -> Result<Vec<String>> {
-    let locks = lock_axes(results);
-    let base = lists
-        .clone()
-        .lazy()
-        .filter(col("lock").eq(lit(baseline)))
-        .collect()
-        .map_err(Error::polars("select baseline points"))?;
-    if base.height() == 0 {
-        let names: BTreeSet<String> = str_values(lists, "lock")?.into_iter().collect();
-        return Err(Error::Results(format!(
-            "no points with baseline lock \"{baseline}\"; locks in these results: {}",
-            names.into_iter().collect::<Vec<_>>().join(", ")
-        )));
-    }
-    let schema = lists.schema();
-    let mut keys = Vec::new();
-    for a in present_axes(results, schema) {
-        if locks.contains(&a.column) {
-            continue;
-        }
-        let distinct: BTreeSet<String> = str_values(&base, &a.column)?.into_iter().collect();
-        if distinct.len() > 1 {
-            keys.push(a.column);
-        }
-    }
-    Ok(keys)
+/// Speedup of every point × mode over its baseline point by the language's rule
+/// for lock `baseline` ([`baseline_pairs`]); see [`speedup_of`].
+pub fn speedup(results: &Results, baseline: &str) -> Result<DataFrame> {
+    speedup_of(results, &baseline_pairs(results.plan(), baseline)?)
 }
 
-/// Speedup of every point × mode over the `baseline` lock at the same values of
-/// every other axis: throughput median ratio, with a bootstrap interval (each side's
-/// repetitions resampled independently). Columns: `point`, `mode`, `point_id`,
-/// `lock`, axes, `baseline_point`, `speedup`, `speedup_lo`, `speedup_hi`. Points
-/// without a matching baseline are left out.
-pub fn speedup(results: &Results, baseline: &str) -> Result<DataFrame> {
+/// Speedup of each pair in every mode both of its points ran in: throughput median
+/// ratio, with a bootstrap interval (each side's repetitions resampled
+/// independently). Columns: `point`, `mode`, `point_id`, `lock`, axes,
+/// `baseline_point`, `speedup`, `speedup_lo`, `speedup_hi`; sorted by point and
+/// mode.
+pub fn speedup_of(results: &Results, pairs: &[SpeedupPair]) -> Result<DataFrame> {
     let lists = throughput_lists(results)?;
-    let keys = baseline_keys(results, &lists, baseline)?;
-    let mut join_keys: Vec<Expr> = vec![col("mode")];
-    join_keys.extend(keys.iter().map(|k| col(k.as_str())));
-    let base = lists
-        .clone()
-        .lazy()
-        .filter(col("lock").eq(lit(baseline)))
-        .select(
-            join_keys
-                .iter()
-                .cloned()
-                .chain([
-                    col("point").alias("baseline_point"),
-                    col("tp").alias("base_tp"),
-                ])
-                .collect::<Vec<_>>(),
-        );
-    // Two baseline points with the same key would make the match ambiguous.
-    let dup = base
-        .clone()
-        .group_by(join_keys.clone())
-        .agg([len().alias("n")])
-        .filter(col("n").gt(lit(1)))
-        .collect()
-        .map_err(Error::polars("check baseline uniqueness"))?;
-    if dup.height() > 0 {
-        return Err(Error::Results(format!(
-            "baseline lock \"{baseline}\" has several points with the same values of {}; name the axis that separates them",
-            keys.join(", ")
-        )));
-    }
-    let args = JoinArgs {
-        nulls_equal: true,
-        ..JoinArgs::new(JoinType::Inner)
-    };
+    let pairs_df = DataFrame::new(
+        pairs.len(),
+        vec![
+            Column::new(
+                "point".into(),
+                pairs.iter().map(|p| p.point).collect::<Vec<u32>>(),
+            ),
+            Column::new(
+                "baseline_point".into(),
+                pairs.iter().map(|p| p.baseline).collect::<Vec<u32>>(),
+            ),
+        ],
+    )
+    .map_err(perr("list the speedup pairs"))?;
+    let base = lists.clone().lazy().select([
+        col("point").alias("baseline_point"),
+        col("mode"),
+        col("tp").alias("base_tp"),
+    ]);
     let joined = lists
         .lazy()
-        .join(base, join_keys.clone(), join_keys, args)
+        .join(
+            pairs_df.lazy(),
+            [col("point")],
+            [col("point")],
+            JoinArgs::new(JoinType::Inner),
+        )
+        .join(
+            base,
+            [col("baseline_point"), col("mode")],
+            [col("baseline_point"), col("mode")],
+            JoinArgs::new(JoinType::Inner),
+        )
         .sort(["point", "mode"], SortMultipleOptions::default())
         .collect()
-        .map_err(Error::polars(format!(
-            "join points with baseline {baseline}"
-        )))?;
+        .map_err(Error::polars("join points with their baselines"))?;
     let a = list_values(&joined, "tp")?;
     let b = list_values(&joined, "base_tp")?;
     let ids = str_values(&joined, "point_id")?;
     let modes = str_values(&joined, "mode")?;
+    let base_points = f64_values(&joined, "baseline_point")?;
+    let plan = results.plan();
     let est: Vec<Estimate> = (0..joined.height())
         .into_par_iter()
         .map(|i| {
-            let seed = stats::seed_for(&format!("speedup/{}/{}/{baseline}", ids[i], modes[i]));
+            let lock = plan
+                .points
+                .get(base_points[i] as usize)
+                .map_or("", |q| q.lock.name.as_str());
+            let seed = stats::seed_for(&format!("speedup/{}/{}/{lock}", ids[i], modes[i]));
             stats::bootstrap(&[a[i].clone(), b[i].clone()], seed, |m| vec![m[0] / m[1]])[0]
         })
         .collect();

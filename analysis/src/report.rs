@@ -79,6 +79,21 @@ struct HandoffTable {
     nodes: Vec<u32>,
     /// (from, to) → (p99, max, count)
     cells: BTreeMap<(u32, u32), (f64, f64, f64)>,
+    /// Grants to the thread that held the lock last (median): no hand-offs, so in no
+    /// cell. NaN in results written before they were counted apart.
+    reacquisitions: f64,
+}
+
+impl HandoffTable {
+    fn reacquisitions_note(&self) -> Option<String> {
+        (self.reacquisitions > 0.0).then(|| {
+            format!(
+                "Not in the table: {} re-acquisition{} (the last holder taking the lock again).",
+                fmt_num(self.reacquisitions),
+                if self.reacquisitions == 1.0 { "" } else { "s" }
+            )
+        })
+    }
 }
 
 /// Tables for the points with the most threads of each mode (where waiting across
@@ -95,6 +110,17 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
     let p99 = estimates(&df, "wait_p99_ns")?;
     let max = estimates(&df, "wait_max_ns")?;
     let count = estimates(&df, "count")?;
+    let summary = pipeline::point_summary(results)?;
+    let reacquisitions: BTreeMap<(String, u32), f64> = match f64_values(&summary, "reacquisitions")
+    {
+        Ok(v) => f64_values(&summary, "point")?
+            .into_iter()
+            .zip(str_values(&summary, "mode")?)
+            .zip(v)
+            .map(|((p, m), r)| ((m, p as u32), r))
+            .collect(),
+        Err(_) => BTreeMap::new(),
+    };
     let mut by: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
     for i in 0..df.height() {
         by.entry((modes[i].clone(), pts[i] as u32))
@@ -145,17 +171,17 @@ fn handoff_tables(results: &Results) -> Result<(Vec<HandoffTable>, usize)> {
             title: format!("{} ({mode})", plots::point_label(point, &in_mode)),
             nodes: nodes.into_iter().collect(),
             cells,
+            reacquisitions: reacquisitions
+                .get(&(mode.clone(), *p))
+                .copied()
+                .unwrap_or(f64::NAN),
         });
     }
     Ok((tables, total))
 }
 
 fn verdict_cell(c: &ClaimResult) -> String {
-    let mut v = c.verdict.as_str().to_string();
-    if !c.gating && c.verdict != Verdict::Error {
-        v.push_str(" (not gating)");
-    }
-    v
+    c.verdict_label()
 }
 
 fn claim_name(c: &ClaimResult) -> String {
@@ -273,6 +299,12 @@ fn warnings(r: &Results, claims: &[ClaimResult], extra: &[String]) -> Result<Vec
     for (id, mode, rep, noise) in pipeline::noise_flags(r)? {
         w.push(format!("noise gate: {id} [{mode}] rep {rep}: {noise}"));
     }
+    for (id, mode, metrics) in pipeline::lower_bound_maxima(r)? {
+        w.push(format!(
+            "lower bound: {id} [{mode}]: {} came from a wait still running at the end of the window (counted up to the end): the true value is at least this",
+            metrics.join(" and ")
+        ));
+    }
     let summary = pipeline::point_summary(r)?;
     let ids = str_values(&summary, "point_id")?;
     let modes = str_values(&summary, "mode")?;
@@ -305,8 +337,25 @@ fn warnings(r: &Results, claims: &[ClaimResult], extra: &[String]) -> Result<Vec
             ));
         }
     }
+    for c in claims {
+        if let Some(note) = c.noise_note() {
+            w.push(format!("claim {} ({}) {note}", c.id, c.location()));
+        }
+    }
+    if r.manifest.plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+        w.push(one_seed_note(r.manifest.quick));
+    }
     w.extend(extra.iter().cloned());
     Ok(w)
+}
+
+/// The one note of a run with one repetition per point: intervals marked `n = 1` have
+/// zero width, and every verdict rests on one seed.
+pub fn one_seed_note(quick: bool) -> String {
+    format!(
+        "{}one repetition per point: every interval marked n = 1 has zero width, and the verdicts rest on one seed per point; run more repetitions to see the spread",
+        if quick { "a --quick run, " } else { "" }
+    )
 }
 
 /// Build `report/index.html`, `report/report.md`, every figure, and `claims.json`.
@@ -487,7 +536,11 @@ fn html_report(
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</table></section>\n");
+        h.push_str("</table>");
+        if let Some(note) = t.reacquisitions_note() {
+            h.push_str(&format!("<p class=\"detail\">{}</p>", e(&note)));
+        }
+        h.push_str("</section>\n");
     }
     h.push_str("</div>\n");
     h.push_str("<h2 id=\"manifest\">Manifest</h2>\n<table>");
@@ -655,6 +708,9 @@ fn md_report(
             m.push('\n');
         }
         m.push('\n');
+        if let Some(note) = t.reacquisitions_note() {
+            m.push_str(&format!("{note}\n\n"));
+        }
     }
     m.push_str("## Manifest\n\n| | |\n| --- | --- |\n");
     for (k, v) in manifest_rows(r) {

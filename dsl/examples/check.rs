@@ -15,7 +15,14 @@ fn main() {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
         })
         .collect();
-    let checked = load(&path, &FsLoader, &LoadOptions { overrides });
+    let checked = load(
+        &path,
+        &FsLoader::for_experiment(std::path::Path::new(&path), &[]),
+        &LoadOptions {
+            overrides,
+            ..Default::default()
+        },
+    );
     if std::env::var_os("DIAG_LINES").is_some() {
         // One line per diagnostic: `file:line:col: severity: message`.
         for d in &checked.diagnostics {

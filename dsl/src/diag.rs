@@ -6,7 +6,7 @@
 //! them into miette's graphical report (`file:line:col`, the source line, an
 //! underline).
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, SourceSpan};
 use std::fmt;
 
 /// A byte range in one file.
@@ -22,6 +22,16 @@ impl Span {
             start,
             end: end.max(start),
         }
+    }
+    /// The one character of `src` at byte `at` (the character it falls in), empty
+    /// at the end: a span never splits a UTF-8 character.
+    pub fn char_at(src: &str, at: usize) -> Span {
+        let mut start = at.min(src.len());
+        while !src.is_char_boundary(start) {
+            start -= 1;
+        }
+        let len = src[start..].chars().next().map_or(0, char::len_utf8);
+        Span::new(start, start + len)
     }
     pub fn len(&self) -> usize {
         self.end - self.start
@@ -169,9 +179,13 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         3..=5 => 2,
         _ => 3,
     };
+    let n = word.chars().count();
     let lower = word.to_lowercase();
     candidates
         .into_iter()
+        // The distance is at least the difference in length: a long word costs
+        // nothing here.
+        .filter(|c| c.chars().count().abs_diff(n) <= limit)
         .map(|c| (edit_distance(&lower, &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, c.len()))
@@ -207,12 +221,74 @@ pub fn did_you_mean<'a>(
 }
 
 // ---------------------------------------------------------------------------
+// Clipping: no input makes a diagnostic long.
+
+/// Text longer than this many characters is shortened in the middle (`abc…xyz`).
+pub const MAX_QUOTED_CHARS: usize = 200;
+/// A message, label or help longer than this is cut.
+pub const MAX_TEXT_CHARS: usize = 1_000;
+
+/// `s`, or its beginning and end around `…` when it has more than
+/// [`MAX_QUOTED_CHARS`] characters: for names and paths quoted in a message.
+pub fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    shorten(s, MAX_QUOTED_CHARS)
+}
+
+fn shorten(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = s.chars().count();
+    if n <= max {
+        return s.into();
+    }
+    let keep = max.saturating_sub(1) / 2;
+    let head: String = s.chars().take(keep).collect();
+    let tail: String = s.chars().skip(n - keep).collect();
+    format!("{head}…{tail}").into()
+}
+
+/// A message with every backquoted part clipped, then the whole cut at
+/// [`MAX_TEXT_CHARS`]: a megabyte-long identifier gives a short diagnostic.
+pub fn clip_text(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(&clip(part));
+        } else {
+            out.push_str(part);
+        }
+    }
+    shorten(&out, MAX_TEXT_CHARS).into_owned()
+}
+
+impl Diagnostic {
+    /// The same diagnostic with every text clipped ([`clip_text`]).
+    pub fn clipped(mut self) -> Diagnostic {
+        self.message = clip_text(&self.message);
+        self.label = self.label.map(|l| clip_text(&l));
+        self.help = self.help.map(|h| clip_text(&h));
+        for l in &mut self.labels {
+            l.message = clip_text(&l.message);
+        }
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Rendering
+
+/// At most this many diagnostics are rendered; the rest are counted.
+pub const MAX_RENDERED: usize = 100;
+/// A source line longer than this many characters is shown as a window of this
+/// many around its label.
+const LINE_WINDOW: usize = 120;
+/// A label spanning more lines than this is shown on its first line only.
+const MAX_SPAN_LINES: usize = 40;
 
 struct Report<'a> {
     diag: &'a Diagnostic,
-    source: Option<NamedSource<String>>,
-    len: usize,
+    view: Option<View>,
 }
 
 impl fmt::Debug for Report<'_> {
@@ -229,14 +305,6 @@ impl fmt::Display for Report<'_> {
 
 impl std::error::Error for Report<'_> {}
 
-impl Report<'_> {
-    fn clamp(&self, span: Span) -> SourceSpan {
-        let start = span.start.min(self.len);
-        let end = span.end.min(self.len).max(start);
-        SourceSpan::new(start.into(), end - start)
-    }
-}
-
 impl miette::Diagnostic for Report<'_> {
     fn severity(&self) -> Option<miette::Severity> {
         Some(match self.diag.severity {
@@ -251,26 +319,167 @@ impl miette::Diagnostic for Report<'_> {
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|s| s as &dyn miette::SourceCode)
+        self.view.as_ref().map(|s| s as &dyn miette::SourceCode)
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        self.source.as_ref()?;
+        let view = self.view.as_ref()?;
         let mut labels = vec![LabeledSpan::new_primary_with_span(
             self.diag.label.clone(),
-            self.clamp(self.diag.span),
+            view.spans[0],
         )];
-        for l in &self.diag.labels {
-            labels.push(LabeledSpan::new_with_span(
-                Some(l.message.clone()),
-                self.clamp(l.span),
-            ));
+        for (l, span) in self.diag.labels.iter().zip(&view.spans[1..]) {
+            labels.push(LabeledSpan::new_with_span(Some(l.message.clone()), *span));
         }
         Some(Box::new(labels.into_iter()))
     }
 }
 
+/// What miette is shown of a file for one diagnostic: the lines around its labels
+/// (long lines cut to a window around the label, other lines blank), so that the
+/// size of the output does not grow with the file's, and no column miette
+/// formats is large. Line numbers stay those of the file.
+struct View {
+    /// `file:line:col` of the primary span.
+    name: String,
+    text: String,
+    /// 0-based line of the file at which `text` starts.
+    first_line: usize,
+    /// The primary span, then each label's, in `text`.
+    spans: Vec<SourceSpan>,
+}
+
+impl View {
+    fn new(file: &str, source: &str, diag: &Diagnostic) -> View {
+        let floor = |mut off: usize| {
+            off = off.min(source.len());
+            while !source.is_char_boundary(off) {
+                off -= 1;
+            }
+            off
+        };
+        // Line starts, once: every lookup below is a binary search.
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let line_of = |off: usize| starts.partition_point(|&s| s <= off) - 1;
+        let line_end = |l: usize| starts.get(l + 1).map_or(source.len(), |&next| next - 1);
+        let spans: Vec<Span> = std::iter::once(diag.span)
+            .chain(diag.labels.iter().map(|l| l.span))
+            .map(|sp| {
+                let (start, end) = (floor(sp.start), floor(sp.end.max(sp.start)));
+                let (ls, le) = (line_of(start), line_of(end));
+                if le - ls > MAX_SPAN_LINES {
+                    Span::new(start, line_end(ls))
+                } else {
+                    Span::new(start, end)
+                }
+            })
+            .collect();
+        // Lines shown: those a span touches, and one on either side.
+        let mut shown = std::collections::BTreeMap::<usize, Option<usize>>::new();
+        for sp in &spans {
+            let (ls, le) = (line_of(sp.start), line_of(sp.end));
+            for l in ls.saturating_sub(1)..=(le + 1).min(starts.len() - 1) {
+                shown.entry(l).or_insert(None);
+            }
+            // A long line is windowed around the first span that starts on it.
+            let first = shown.entry(ls).or_insert(None);
+            first.get_or_insert(sp.start);
+        }
+        let first_line = *shown.keys().next().unwrap_or(&0);
+        let last_line = *shown.keys().last().unwrap_or(&0);
+        // Each shown line's (start, end) in the file and in `text`, and the bytes of
+        // the file it keeps.
+        let mut text = String::new();
+        let mut kept: Vec<(usize, usize, usize, usize)> = Vec::new(); // file_from, file_to, text_at, line
+        for (l, &ls) in starts
+            .iter()
+            .enumerate()
+            .take(last_line + 1)
+            .skip(first_line)
+        {
+            let le = line_end(l);
+            if let Some(anchor) = shown.get(&l) {
+                let line = &source[ls..le];
+                let (from, to) = window(line, anchor.map_or(0, |a| a.saturating_sub(ls)));
+                if from > 0 {
+                    text.push('…');
+                }
+                kept.push((ls + from, ls + to, text.len(), l));
+                text.push_str(&line[from..to]);
+                if to < line.len() {
+                    text.push('…');
+                }
+            } else {
+                kept.push((ls, ls, text.len(), l));
+            }
+            if l < last_line {
+                text.push('\n');
+            }
+        }
+        let map = |off: usize| -> usize {
+            let l = line_of(off);
+            match kept.iter().find(|k| k.3 == l) {
+                Some(&(from, to, at, _)) => at + off.clamp(from, to) - from,
+                None => text.len(),
+            }
+        };
+        let spans = spans
+            .iter()
+            .map(|sp| {
+                let (a, b) = (map(sp.start), map(sp.end));
+                SourceSpan::new(a.into(), b.max(a) - a)
+            })
+            .collect();
+        let (l, c) = line_col(source, diag.span.start);
+        View {
+            name: format!("{file}:{l}:{c}"),
+            text,
+            first_line,
+            spans,
+        }
+    }
+}
+
+/// The byte range of `line` to show: all of it when short, else [`LINE_WINDOW`]
+/// characters starting a little before `anchor` (a byte offset in the line).
+fn window(line: &str, anchor: usize) -> (usize, usize) {
+    if line.chars().count() <= LINE_WINDOW {
+        return (0, line.len());
+    }
+    let bounds: Vec<usize> = line
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([line.len()])
+        .collect();
+    let at = bounds.partition_point(|&b| b < anchor.min(line.len()));
+    let first = at.saturating_sub(LINE_WINDOW / 4);
+    let last = (first + LINE_WINDOW).min(bounds.len() - 1);
+    (bounds[first], bounds[last])
+}
+
+impl miette::SourceCode for View {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'a> + 'a>, miette::MietteError> {
+        let c = self.text.read_span(span, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.name.clone(),
+            c.data(),
+            *c.span(),
+            c.line() + self.first_line,
+            c.column(),
+            c.line_count(),
+        )))
+    }
+}
+
 /// miette's graphical report for every diagnostic, in order, separated by blank
-/// lines. `sources` are `(path, text)` pairs as returned in [`crate::Checked`].
+/// lines; past [`MAX_RENDERED`], a count of the rest. `sources` are `(path, text)`
+/// pairs as returned in [`crate::Checked`].
 pub fn render(diags: &[Diagnostic], sources: &[(String, String)], color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
@@ -280,14 +489,15 @@ pub fn render(diags: &[Diagnostic], sources: &[(String, String)], color: bool) -
     let handler = GraphicalReportHandler::new_themed(theme)
         .with_width(100)
         .with_links(false)
+        .without_primary_span_start()
         .with_context_lines(1);
     let mut out = String::new();
-    for d in diags {
+    for d in diags.iter().take(MAX_RENDERED) {
+        let d = d.clone().clipped();
         let text = sources.iter().find(|(p, _)| *p == d.file).map(|(_, t)| t);
         let report = Report {
-            diag: d,
-            len: text.map_or(0, |t| t.len()),
-            source: text.map(|t| NamedSource::new(d.file.clone(), t.clone())),
+            diag: &d,
+            view: text.map(|t| View::new(&clip(&d.file), t, &d)),
         };
         let mut one = String::new();
         if handler.render_report(&mut one, &report).is_err() {
@@ -295,12 +505,29 @@ pub fn render(diags: &[Diagnostic], sources: &[(String, String)], color: bool) -
         }
         if text.is_none() && !d.file.is_empty() {
             // No text to show (e.g. the file could not be read): still name it.
-            one = format!("{}: {one}", d.file);
+            one = format!("{}: {one}", clip(&d.file));
         }
         out.push_str(&one);
         if !out.ends_with('\n') {
             out.push('\n');
         }
+    }
+    if diags.len() > MAX_RENDERED {
+        let errors = diags[MAX_RENDERED..]
+            .iter()
+            .filter(|d| d.is_error())
+            .count();
+        out.push_str(&format!(
+            "… and {} more ({errors} error{}, {} warning{}) not shown\n",
+            diags.len() - MAX_RENDERED,
+            if errors == 1 { "" } else { "s" },
+            diags.len() - MAX_RENDERED - errors,
+            if diags.len() - MAX_RENDERED - errors == 1 {
+                ""
+            } else {
+                "s"
+            },
+        ));
     }
     out
 }

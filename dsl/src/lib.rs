@@ -43,11 +43,16 @@
 
 pub mod diag;
 mod expand;
+mod loader;
 mod resolve;
 mod syntax;
 mod units;
 
 pub use diag::{Diagnostic, Label, Severity, Span};
+pub use loader::{
+    FileId, FileKind, FsLoader, Loaded, Loader, MemLoader, ReadError, MAX_MATRIX_BYTES,
+    MAX_SOURCE_BYTES,
+};
 pub use units::value_text;
 
 use locklab_model::plan::{self, Plan, Value};
@@ -74,37 +79,16 @@ pub fn parse_values(text: &str) -> Result<Vec<Value>, Box<Diagnostic>> {
         .collect()
 }
 
-/// Reads a file whose path is already resolved (relative to the including file).
-pub trait Loader {
-    fn read(&self, path: &str) -> Result<String, String>;
-}
-
-/// Reads from the file system.
-pub struct FsLoader;
-
-impl Loader for FsLoader {
-    fn read(&self, path: &str) -> Result<String, String> {
-        std::fs::read_to_string(path).map_err(|e| e.to_string())
-    }
-}
-
-/// Files held in memory, by path (tests, the CLI's `--set` previews).
-pub struct MemLoader(pub BTreeMap<String, String>);
-
-impl Loader for MemLoader {
-    fn read(&self, path: &str) -> Result<String, String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| "no such file".to_string())
-    }
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     /// `--set axis=value[,value...]`: replaces that axis's values (language values,
     /// units allowed).
     pub overrides: Vec<(String, String)>,
+    /// The run will use the `quick { ... }` durations (for the estimate of its work).
+    pub quick: bool,
+    /// Accept a run estimated to take longer than
+    /// [`locklab_model::cost::MAX_ESTIMATED_SECS`] in a mode.
+    pub allow_huge: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -176,6 +160,8 @@ pub fn load(path: &str, loader: &dyn Loader, opts: &LoadOptions) -> Checked {
         workloads: BTreeMap::new(),
         placements: BTreeMap::new(),
         broken: Default::default(),
+        loaded: BTreeMap::new(),
+        source_bytes: 0,
     };
     let mut experiment = None;
     let mut stack = Vec::new();
@@ -235,53 +221,92 @@ fn finish(mut ctx: Ctx, plan: Option<Plan>) -> Checked {
     }
 }
 
+/// The most bytes the experiment and every file it `use`s may hold together.
+pub const MAX_TOTAL_SOURCE_BYTES: u64 = 8 << 20;
+
 /// Read and parse one file and, depth first, everything it `use`s. Returns false
-/// when the file itself could not be read.
+/// when the file itself could not be read. `stack` holds the files being read
+/// (identity and path), to tell an include cycle from a diamond.
 fn load_file(
     ctx: &mut Ctx,
     path: &str,
     from: Option<(usize, Span)>,
-    stack: &mut Vec<String>,
+    stack: &mut Vec<(FileId, String)>,
     experiment: &mut Option<(usize, syntax::Experiment)>,
 ) -> bool {
-    let text = match ctx.loader.read(path) {
-        Ok(t) => t,
+    let kind = match from {
+        Some(_) => FileKind::Library,
+        None => FileKind::Experiment,
+    };
+    let loaded = ctx.loader.read(path, kind).and_then(|l| {
+        if ctx.source_bytes + l.text.len() as u64 > MAX_TOTAL_SOURCE_BYTES
+            && !ctx.loaded.contains_key(&l.id)
+        {
+            Err(ReadError::from(format!(
+                "the experiment and its `use`d files would exceed {} MiB in all",
+                MAX_TOTAL_SOURCE_BYTES >> 20
+            )))
+        } else {
+            Ok(l)
+        }
+    });
+    let loaded = match loaded {
+        Ok(l) => l,
         Err(e) => {
+            let message = format!("cannot read `{path}`: {}", e.reason);
             match from {
                 Some((f, span)) => {
-                    ctx.err(f, span, format!("cannot read `{path}`: {e}"))
-                        .set_label("included here");
+                    let d = ctx.err(f, span, message).set_label("included here");
+                    d.help = e.help;
                 }
-                None => ctx.diags.push(Diagnostic::error(
-                    path,
-                    Span::default(),
-                    format!("cannot read `{path}`: {e}"),
-                )),
+                None => ctx
+                    .diags
+                    .push(Diagnostic::error(path, Span::default(), message).with_help_opt(e.help)),
             }
             return false;
         }
     };
+    if let Some(pos) = stack.iter().position(|(id, _)| *id == loaded.id) {
+        let (f, span) = from.expect("the first file is not on the stack yet");
+        let mut cycle: Vec<&str> = stack[pos..].iter().map(|(_, p)| p.as_str()).collect();
+        cycle.push(path);
+        let cycle = cycle.join(" -> ");
+        ctx.err(f, span, format!("include cycle: {cycle}"))
+            .set_label("closes the cycle")
+            .help = Some("a library must not `use` a file that uses it".into());
+        return true;
+    }
+    if ctx.loaded.contains_key(&loaded.id) {
+        // Already loaded through another path (a diamond): nothing to do.
+        return true;
+    }
     let file = ctx.files.len();
+    ctx.loaded.insert(loaded.id, file);
+    ctx.source_bytes += loaded.text.len() as u64;
+    let text = loaded.text;
     ctx.files.push((path.to_string(), text.clone()));
-    stack.push(path.to_string());
+    stack.push((loaded.id, path.to_string()));
     let parsed = syntax::parse_file(path, &text);
     ctx.diags.extend(parsed.diagnostics);
     ctx.broken.extend(parsed.broken);
     for item in parsed.items {
         match item {
             Item::Use { path: rel, span } => {
-                let target = resolve_path(path, &rel);
-                if let Some(pos) = stack.iter().position(|p| *p == target) {
-                    let mut cycle: Vec<String> = stack[pos..].to_vec();
-                    cycle.push(target.clone());
-                    ctx.err(file, span, format!("include cycle: {}", cycle.join(" -> ")))
-                        .set_label("closes the cycle")
-                        .help = Some("a library must not `use` a file that uses it".into());
-                } else if ctx.files.iter().any(|f| f.0 == target) {
-                    // Already loaded through another path (a diamond): nothing to do.
-                } else {
-                    load_file(ctx, &target, Some((file, span)), stack, experiment);
+                if !rel.ends_with(".lab") {
+                    ctx.err(
+                        file,
+                        span,
+                        format!("`use` names a `.lab` file, not `{rel}`"),
+                    )
+                    .set_label("not an experiment-language file")
+                    .help = Some(
+                        "libraries are `.lab` files of topologies, locks, workloads and placements"
+                            .into(),
+                    );
+                    continue;
                 }
+                let target = resolve_path(path, &rel);
+                load_file(ctx, &target, Some((file, span)), stack, experiment);
             }
             Item::Topology { name, value, .. } => define(ctx, file, "topology", name, value),
             Item::Def {

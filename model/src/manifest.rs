@@ -35,6 +35,22 @@ pub struct Manifest {
     pub host: HostInfo,
     /// The resolved plan (durations already shortened by `--quick`).
     pub plan: Plan,
+    /// A merged run: each shard, where and when it ran (empty for any other run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
+}
+
+/// One shard of a merged run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRun {
+    /// `--shard index/count`.
+    pub index: u32,
+    pub count: u32,
+    /// The shard's results directory, as given to `merge`.
+    pub dir: String,
+    pub hostname: String,
+    pub started_utc: String,
+    pub finished_utc: Option<String>,
 }
 
 /// What the host looked like when the run started.
@@ -55,4 +71,42 @@ pub struct HostInfo {
     /// Steal time share over a short sample at start (0..1).
     pub steal_frac: Option<f64>,
     pub loadavg: Option<[f64; 3]>,
+}
+
+impl Manifest {
+    /// A stable id of this run, the `run_id` column of its tables:
+    /// `<start yyyymmdd-hhmmss>-<8 hex digits>`, the digits a hash of what tells runs
+    /// apart (experiment, host, start, seed, shard). Derived from the manifest, so a
+    /// resumed run, a rebuilt report and a reload all give the same id; two runs of
+    /// the same plan and seed get different ids.
+    pub fn run_id(&self) -> String {
+        let stamp: String = self
+            .started_utc
+            .chars()
+            .filter(char::is_ascii_digit)
+            .take(14)
+            .collect();
+        let stamp = if stamp.len() == 14 {
+            format!("{}-{}", &stamp[..8], &stamp[8..])
+        } else {
+            stamp
+        };
+        let shard = self
+            .shard
+            .map(|(i, n)| format!("{i}/{n}"))
+            .unwrap_or_default();
+        let key = [
+            self.plan.experiment.as_str(),
+            self.host.hostname.as_str(),
+            self.started_utc.as_str(),
+            &self.master_seed.to_string(),
+            &shard,
+        ]
+        .join("\u{0}");
+        // FNV-1a: a fixed hash, the same on every platform and release.
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{stamp}-{:08x}", hash as u32 ^ (hash >> 32) as u32)
+    }
 }

@@ -216,7 +216,11 @@ pub const METRICS: &[Metric] = &[
     metric!("ops", "operations", Count, P, Single, Higher, NON_NEGATIVE,
         "workload operations completed inside the measured window: acquisitions for `single`; passes, requests or worker bursts for the other workloads"),
     metric!("count", "hand-offs", Count, H, Sum, Neither, NON_NEGATIVE,
-        "hand-offs from a holder on `from_node` to the next holder on `to_node`"),
+        "hand-offs from a holder on `from_node` to the next holder, another thread, on `to_node`"),
+    metric!("waits_censored", "waits cut off by the window's end", Count, PT, Sum, Neither, NON_NEGATIVE,
+        "waits still running at the end of the measured window; each counts in the wait statistics and in bypass with its length and grants so far (lower bounds), so a thread that never acquires shows a wait of at least the window"),
+    metric!("reacquisitions", "re-acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
+        "acquisitions by the thread that held the lock last: no hand-off, so left out of `count`, `handoff_local_frac` and the hand-off table"),
     metric!("throughput_ops_s", "throughput", OpsPerSec, P, Single, Higher, NON_NEGATIVE,
         "`ops` / measured window in seconds (wall time natively, virtual time simulated)"),
     metric!("speedup", "speedup over baseline", Ratio, &[], Single, Higher, NON_NEGATIVE,
@@ -238,23 +242,23 @@ pub const METRICS: &[Metric] = &[
     metric!("window_fairness_factor_max", "worst windowed fairness factor", Fraction, P, Single, Lower, UNIT_INTERVAL, true,
         "the highest fairness factor over the full windows of `fairness_window_ns` inside the measured window"),
     metric!("wait_p50_ns", "wait p50", Nanos, PTH, WeightedMean, Lower, NON_NEGATIVE,
-        "median time from the start of `acquire` to holding the lock (hand-offs: the next holder's wait)"),
+        "median time from the start of `acquire` to holding the lock, a wait still running at the end of the window counting up to the end (hand-offs: the next holder's wait)"),
     metric!("wait_p99_ns", "wait p99", Nanos, PTH, Max, Lower, NON_NEGATIVE,
         "99th percentile of the wait to acquire"),
     metric!("wait_p999_ns", "wait p99.9", Nanos, PT, Max, Lower, NON_NEGATIVE,
         "99.9th percentile of the wait to acquire"),
     metric!("wait_max_ns", "worst wait", Nanos, PTH, Max, Lower, NON_NEGATIVE,
-        "the longest wait to acquire"),
+        "the longest wait to acquire; a lower bound when it was still running at the end of the window (`wait_max_censored`)"),
     metric!("wait_mean_ns", "mean wait", Nanos, PT, WeightedMean, Lower, NON_NEGATIVE,
         "mean wait to acquire"),
     metric!("hold_mean_ns", "mean hold", Nanos, PT, WeightedMean, Neither, NON_NEGATIVE,
         "mean time from holding the lock to releasing it"),
     metric!("bypass_max", "worst bypass", Count, PT, Max, Lower, NON_NEGATIVE,
-        "the most acquisitions by other threads while one thread waited (from a FIFO lock's doorway); at most threads − 1 for a FIFO lock"),
+        "the most acquisitions by other threads while one thread waited (from a FIFO lock's doorway), a wait still running at the end of the window counting the grants until then (`bypass_max_censored`: a lower bound); at most threads − 1 for a FIFO lock"),
     metric!("bypass_mean", "mean bypass", Count, P, Single, Lower, NON_NEGATIVE,
         "mean acquisitions by other threads while a thread waited"),
     metric!("handoff_local_frac", "share of same-node hand-offs", Fraction, P, Single, Neither, UNIT_INTERVAL, true,
-        "share of hand-offs whose previous and next holder are on the same node"),
+        "share of hand-offs (between two different threads) whose previous and next holder are on the same node"),
     metric!("cpu_ns", "CPU time", Nanos, T, Sum, Neither, NON_NEGATIVE, true,
         "a thread's CPU time in the measured window (native only)"),
     metric!("cpu_wall_ratio", "CPU time / wall time", Ratio, P, Single, Higher, NON_NEGATIVE, true,
@@ -369,6 +373,11 @@ mod tests {
             names_in::<{ count_in(Handoffs) }>(Handoffs),
             ["count", "wait_p50_ns", "wait_p99_ns", "wait_max_ns"]
         );
+        let counts: Vec<&str> = in_table(Threads)
+            .take_while(|m| m.unit == Count)
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(counts, ["acquisitions", "waits_censored", "reacquisitions"]);
     }
 
     #[test]

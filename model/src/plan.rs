@@ -600,6 +600,10 @@ pub enum ClaimKind {
         exprs: Vec<Expr>,
         op: OrderOp,
         min_gap: f64,
+        /// Per neighbouring pair, whether equality satisfies it (`<=`, `>=`): an exact
+        /// tie then holds, where it fails a strict `<` or `>`. Empty: every pair strict.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        or_equal: Vec<bool>,
     },
     /// `metric[select] increasing|decreasing over axis`: Spearman ρ over the axis values
     /// (in the listed order, or ascending if `values` is empty) must reach `min_rho`.
@@ -695,7 +699,8 @@ pub enum BinOp {
 /// `metric[axis=value, ...]`, optionally `speedup over <lock>`.
 ///
 /// Selector keys are sweep axes, or the result dimensions `mode`, `thread`, `cpu`,
-/// `node`, `class`, `from_node`, `to_node`, `remote` (true = cross-node hand-offs).
+/// `node`, `class`, `from_node`, `to_node`, `cross_node` (true: hand-offs whose previous
+/// and next holder are on different nodes).
 /// The selection must resolve to one value after aggregating repetitions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricRef {
@@ -727,7 +732,7 @@ pub struct Target {
     /// `crate::select::baseline`).
     pub baseline: Option<u32>,
     /// Row-dimension selectors (`thread`, `cpu`, `node`, `class`, `from_node`,
-    /// `to_node`, `remote`): which rows of the point's thread or hand-off table.
+    /// `to_node`, `cross_node`): which rows of the point's thread or hand-off table.
     pub rows: Vec<(String, Value)>,
     /// The modes the reference is read in: the selector's `mode`, else every mode
     /// the point (and its baseline) runs in. Never empty once resolved.
@@ -750,7 +755,7 @@ pub const DIMENSIONS: &[&str] = &[
     "class",
     "from_node",
     "to_node",
-    "remote",
+    "cross_node",
 ];
 
 /// The dimensions that select rows of the thread and hand-off tables (every

@@ -2,19 +2,23 @@
 //!
 //! These are the rows of `points.parquet`, `threads.parquet` and `handoffs.parquet`
 //! (written by `locklab-analysis`, so that this crate stays free of polars). Column
-//! names carry units. Metric definitions are in `crate::stats` and METRICS.md.
+//! names carry units. Metric definitions are in `crate::stats` and docs/metrics.md.
 
 use crate::plan::Mode;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped when a column changes meaning or disappears.
-pub const RECORDS_SCHEMA_VERSION: u32 = 1;
+/// Bumped when a column changes meaning or disappears. 3: the wait statistics and
+/// bypass count the waits cut off by the end of the window; hand-offs are between
+/// different threads only (`reacquisitions` apart); `remote` is `cross_node`.
+pub const RECORDS_SCHEMA_VERSION: u32 = 3;
 
-/// Quantiles stored for the wait-time CDF of a point (`wait_cdf_ns`).
-pub const CDF_QUANTILES: [f64; 21] = [
-    0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8,
-    0.85, 0.9, 0.99, 1.0,
+/// Quantiles stored for the wait-time distribution of a point (`wait_cdf_ns`): the
+/// body in steps of 0.1, then the tail in finer steps down to one wait in 100,000, then
+/// the maximum, so that a CCDF on log axes shows the tail, not two segments.
+pub const CDF_QUANTILES: [f64; 18] = [
+    0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999,
+    0.99999, 1.0,
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,12 +41,23 @@ pub struct PointRecord {
     pub threads: u32,
     /// Why the point was not run (e.g. needs 142 CPUs, host has 2); metrics are NaN.
     pub skipped: Option<String>,
+    /// What kind of reason `skipped` gives (the command line's exit code depends on
+    /// it); `None` when the point ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_cause: Option<SkipCause>,
     /// Measured window, ns (wall time natively, virtual time simulated).
     pub window_ns: u64,
     pub acquisitions: u64,
     /// Workload operations (= acquisitions for single-lock; passes, requests, wake-ups
     /// for the others).
     pub ops: u64,
+    /// Waits still running at the end of the window, counted in the wait statistics
+    /// and bypass with their length up to the end (lower bounds).
+    #[serde(default)]
+    pub waits_censored: u64,
+    /// Grants to the thread that held the lock last (not hand-offs).
+    #[serde(default)]
+    pub reacquisitions: u64,
     pub throughput_ops_s: f64,
     pub cpu_ns_per_acq: f64,
     pub overhead_ns: f64,
@@ -60,6 +75,12 @@ pub struct PointRecord {
     pub wait_mean_ns: f64,
     pub hold_mean_ns: f64,
     pub bypass_max: f64,
+    /// `wait_max_ns` and `bypass_max` come from a wait cut off by the end of the
+    /// window: they are lower bounds.
+    #[serde(default)]
+    pub wait_max_censored: bool,
+    #[serde(default)]
+    pub bypass_max_censored: bool,
     pub bypass_mean: f64,
     pub handoff_local_frac: f64,
     /// Σ thread CPU time / (window × threads); NaN in simulation.
@@ -89,6 +110,11 @@ pub struct ThreadRecord {
     pub node: u32,
     pub class: String,
     pub acquisitions: u64,
+    /// As in [`PointRecord`], for this thread and class.
+    #[serde(default)]
+    pub waits_censored: u64,
+    #[serde(default)]
+    pub reacquisitions: u64,
     pub share: f64,
     pub wait_p50_ns: f64,
     pub wait_p99_ns: f64,
@@ -97,11 +123,45 @@ pub struct ThreadRecord {
     pub wait_mean_ns: f64,
     pub hold_mean_ns: f64,
     pub bypass_max: f64,
+    #[serde(default)]
+    pub wait_max_censored: bool,
+    #[serde(default)]
+    pub bypass_max_censored: bool,
     pub cpu_ns: f64,
 }
 
-/// Hand-offs by (previous holder's node, next holder's node), with the next holder's
-/// wait.
+/// Why a point was skipped, as a kind: the exit code of a run depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipCause {
+    /// The host cannot hold the point (too few CPUs or nodes for its placement).
+    Host,
+    /// The point's threads cannot be pinned where the placement puts them.
+    Pinning,
+    /// The simulated threads deadlocked: every one waits on a line no one will write.
+    Deadlock,
+}
+
+impl SkipCause {
+    pub const ALL: [SkipCause; 3] = [SkipCause::Host, SkipCause::Pinning, SkipCause::Deadlock];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipCause::Host => "host",
+            SkipCause::Pinning => "pinning",
+            SkipCause::Deadlock => "deadlock",
+        }
+    }
+
+    /// The cause [`SkipCause::as_str`] names.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+/// Hand-offs between two different threads by (previous holder's node, next holder's
+/// node), with the next holder's wait. A thread taking the lock again after holding it
+/// last is no hand-off (`reacquisitions`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HandoffRecord {
     pub point: u32,

@@ -1,6 +1,7 @@
 //! Selection over a plan, defined once: does a point match a selector
-//! ([`matches`]), along which axes do points differ ([`varying_axes`]), and which
-//! point is a point's baseline ([`baseline`]).
+//! ([`matches`]), along which axes do points differ ([`varying_axes`]), which
+//! point is a point's baseline ([`baseline`]), and which stored table a reference's
+//! row selectors read ([`table`]).
 //!
 //! The language resolves every metric reference with these and records the result
 //! in [`crate::plan::Target`]; the analysis reads the targets, and anyone can check
@@ -13,6 +14,7 @@
 //! assert!(!same_value(&Value::Int(4), &Value::Str("4".into())));
 //! ```
 
+use crate::metrics::{self, Metric, Table};
 use crate::plan::{Axis, Mode, Point, Value, ROW_DIMENSIONS};
 
 /// Two axis or selector values are the same: numbers by value (`4` is `4.0`),
@@ -27,10 +29,90 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
 }
 
 /// True for the selector keys that pick rows of a point's thread or hand-off table
-/// (`thread`, `cpu`, `node`, `class`, `from_node`, `to_node`, `remote`) rather
+/// (`thread`, `cpu`, `node`, `class`, `from_node`, `to_node`, `cross_node`) rather
 /// than points.
 pub fn is_row_key(key: &str) -> bool {
     ROW_DIMENSIONS.contains(&key)
+}
+
+/// The table whose rows a row dimension picks: `thread`, `cpu`, `node` and `class`
+/// rows of the thread table, `from_node`, `to_node` and `cross_node` rows of the
+/// hand-off table. `None` for anything else.
+pub fn row_table(key: &str) -> Option<Table> {
+    match key {
+        "thread" | "cpu" | "node" | "class" => Some(Table::Threads),
+        "from_node" | "to_node" | "cross_node" => Some(Table::Handoffs),
+        _ => None,
+    }
+}
+
+/// Why a metric cannot be read from the rows a selection picks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoTable {
+    /// The selection names dimensions of both row tables (`cpu` and `cross_node`).
+    Mixed { thread: String, handoff: String },
+    /// The selection picks rows of `table` (by `key`), which has no column for
+    /// `metric`.
+    NotIn {
+        metric: String,
+        table: Table,
+        key: String,
+    },
+}
+
+impl std::fmt::Display for NoTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoTable::Mixed { thread, handoff } => write!(
+                f,
+                "`{thread}` selects thread rows and `{handoff}` hand-off rows; a reference reads one table"
+            ),
+            NoTable::NotIn { metric, table, key } => {
+                let (rows, what) = match table {
+                    Table::Threads => ("thread", "per thread"),
+                    Table::Handoffs => ("hand-off", "per hand-off pair"),
+                    Table::Points => ("point", "per point"),
+                };
+                let names: Vec<&str> = metrics::in_table(*table).map(|m| m.name).collect();
+                write!(
+                    f,
+                    "`{key}` selects {rows} rows, which do not measure `{metric}`; {what}: {}",
+                    names.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// The table a reference to `metric` reads, given its row-dimension selectors
+/// (`rows`, as in [`crate::plan::Target::rows`]): the row table they name; without
+/// any, the points table when it holds the metric, else the first table that does
+/// (`share` over every thread, `count` over every hand-off pair). A derived metric
+/// (`speedup`) is computed from the points table.
+pub fn table(metric: &Metric, rows: &[(String, Value)]) -> Result<Table, NoTable> {
+    let named = |t: Table| rows.iter().find(|(k, _)| row_table(k) == Some(t));
+    let (key, table) = match (named(Table::Threads), named(Table::Handoffs)) {
+        (Some((thread, _)), Some((handoff, _))) => {
+            return Err(NoTable::Mixed {
+                thread: thread.clone(),
+                handoff: handoff.clone(),
+            })
+        }
+        (Some((key, _)), None) => (key, Table::Threads),
+        (None, Some((key, _))) => (key, Table::Handoffs),
+        (None, None) if metric.in_table(Table::Points) || metric.is_derived() => {
+            return Ok(Table::Points)
+        }
+        (None, None) => return Ok(metric.tables[0]),
+    };
+    if !metric.in_table(table) {
+        return Err(NoTable::NotIn {
+            metric: metric.name.into(),
+            table,
+            key: key.clone(),
+        });
+    }
+    Ok(table)
 }
 
 /// Does `p` run in `mode`? A point without modes (a plan written before points
@@ -410,12 +492,41 @@ mod tests {
     }
 
     #[test]
+    fn row_selectors_pick_the_table() {
+        let get = |m: &str| metrics::get(m).unwrap();
+        let rows = |kv: &[(&str, Value)]| -> Vec<(String, Value)> {
+            kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        };
+        let p99 = get("wait_p99_ns");
+        assert_eq!(table(p99, &[]), Ok(Table::Points));
+        assert_eq!(
+            table(p99, &rows(&[("cpu", Value::Int(7))])),
+            Ok(Table::Threads)
+        );
+        assert_eq!(
+            table(p99, &rows(&[("cross_node", Value::Bool(true))])),
+            Ok(Table::Handoffs)
+        );
+        assert_eq!(table(get("share"), &[]), Ok(Table::Threads));
+        assert_eq!(table(get("count"), &[]), Ok(Table::Handoffs));
+        assert_eq!(table(get("speedup"), &[]), Ok(Table::Points));
+        let mixed = table(
+            p99,
+            &rows(&[("cpu", Value::Int(7)), ("cross_node", Value::Bool(true))]),
+        );
+        assert!(matches!(mixed, Err(NoTable::Mixed { .. })), "{mixed:?}");
+        let e = table(get("throughput_ops_s"), &rows(&[("cpu", Value::Int(1))])).unwrap_err();
+        assert!(e.to_string().contains("`cpu` selects thread rows"), "{e}");
+        assert!(e.to_string().contains("share"), "{e}");
+    }
+
+    #[test]
     fn matching_and_varying() {
         let (axes, points) = cna_plan();
         let sel = [
             ("mode".to_string(), s("sim")),
             ("threads".to_string(), Value::Float(4.0)),
-            ("remote".to_string(), Value::Bool(true)),
+            ("cross_node".to_string(), Value::Bool(true)),
         ];
         let hits: Vec<&Point> = points.iter().filter(|p| matches(p, &sel)).collect();
         assert_eq!(hits.len(), 3);

@@ -183,7 +183,42 @@ pub trait Env {
     /// Grants of `lock` so far. Read at arrival; with the count `note_grant` returns,
     /// bypass = grants before this thread's grant − grants at its arrival.
     fn grants(&self, lock: usize) -> u64;
-    /// Called by the new holder once it holds `lock`: counts the grant and returns the
-    /// grant count before it and the node of the previous holder (None for the first).
-    fn note_grant(&self, lock: usize) -> (u64, Option<u32>);
+    /// Called by the new holder once it holds `lock`: counts the grant and says how
+    /// many came before it and whom the lock came from.
+    fn note_grant(&self, lock: usize) -> Grant;
+}
+
+/// What [`Env::note_grant`] tells the new holder of a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    /// Grants of the lock before this one.
+    pub before: u64,
+    pub from: Handoff,
+}
+
+/// A lock's last holder: its thread id and node.
+pub type Holder = (usize, u32);
+
+/// Where a lock came from when a thread was granted it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handoff {
+    /// No one held the lock before (its first grant), or the event recorded is no
+    /// grant of a lock (a wake-up).
+    Unheld,
+    /// The new holder held it last: a re-acquisition, not a hand-off.
+    Reacquired,
+    /// Handed over by another thread, on this node.
+    From(u32),
+}
+
+impl Handoff {
+    /// The grant of a thread (`tid`) after the last holder (`last`: its thread id and
+    /// node), if any.
+    pub fn after(tid: usize, last: Option<Holder>) -> Self {
+        match last {
+            None => Handoff::Unheld,
+            Some((t, _)) if t == tid => Handoff::Reacquired,
+            Some((_, node)) => Handoff::From(node),
+        }
+    }
 }

@@ -358,7 +358,7 @@ fn shape(m: &CpuMap) -> (u32, u32, u32, u32, u32) {
 }
 
 /// Transfer latencies to write for the host: measured, or the starting values
-/// of CLAIMS.md (a recent two-socket Xeon) marked as not measured.
+/// of the published core-to-core measurements (a recent two-socket Xeon) marked as not measured.
 #[derive(Debug, Clone, Copy)]
 pub struct Transfer {
     pub smt_ns: f64,

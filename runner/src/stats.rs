@@ -1,12 +1,29 @@
-//! Per-thread recording and the metric definitions of METRICS.md.
+//! Per-thread recording and the metric definitions of docs/metrics.md.
 //!
 //! Each thread owns one `ThreadStats` (no shared hot spot); after the run the executor
 //! hands all of them to `summarize`, which produces the `RunRecord`. Native and
 //! simulated runs share this code, so a metric means the same in both.
+//!
+//! A wait still running when the measured window ends is not dropped: it counts in
+//! every wait statistic with its length up to the end of the window (a lower bound),
+//! and in bypass with the grants to others since its doorway, and the records say how
+//! many waits were cut off (`waits_censored`) and whether a maximum is such a lower
+//! bound. The workloads say when a wait begins ([`ThreadStats::wait`]) and ends
+//! ([`ThreadStats::granted`]). A native thread finishes its wait after the window (no
+//! one arrives any more), and `granted` records it as cut off at the end; the
+//! simulator stops at the end of the window, and the executor records each thread
+//! still waiting then with [`ThreadStats::censor`].
+//!
+//! Hand-offs are between different threads: a thread that takes the lock again after
+//! holding it last (`Handoff::Reacquired`) is counted in `reacquisitions`, not in the
+//! hand-off table nor in `handoff_local_frac`.
 
+use crate::env::Handoff;
 use hdrhistogram::Histogram;
 use locklab_model::plan::Mode;
-use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use locklab_model::records::{
+    HandoffRecord, PointRecord, RunRecord, SkipCause, ThreadRecord, CDF_QUANTILES,
+};
 use std::collections::BTreeMap;
 
 /// Histograms resolve 1 ns with 3 significant digits and grow to the largest value
@@ -46,11 +63,20 @@ impl Window {
 #[derive(Debug, Clone)]
 struct ClassStats {
     acquisitions: u64,
+    /// Every wait: those that ended in the window and those cut off by its end.
     wait: Histogram<u64>,
     wait_sum: u128,
     hold_sum: u128,
     holds: u64,
     bypass_max: u64,
+    /// Waits cut off by the end of the window.
+    censored: u64,
+    /// The longest wait, and the largest bypass, of the waits that ended in the
+    /// window and of those cut off by its end (0 when none).
+    done_max: (u64, u64),
+    censored_max: (u64, u64),
+    /// Grants to this thread in the window after it held the lock last.
+    reacquisitions: u64,
 }
 
 impl ClassStats {
@@ -62,6 +88,65 @@ impl ClassStats {
             hold_sum: 0,
             holds: 0,
             bypass_max: 0,
+            censored: 0,
+            done_max: (0, 0),
+            censored_max: (0, 0),
+            reacquisitions: 0,
+        }
+    }
+
+    /// One wait: in the histogram and the sums, and in the maxima of its kind.
+    fn add_wait(&mut self, wait_ns: u64, bypass: u64, censored: bool) {
+        record(&mut self.wait, wait_ns);
+        self.wait_sum += wait_ns as u128;
+        self.bypass_max = self.bypass_max.max(bypass);
+        let m = if censored {
+            self.censored += 1;
+            &mut self.censored_max
+        } else {
+            &mut self.done_max
+        };
+        *m = (m.0.max(wait_ns), m.1.max(bypass));
+    }
+
+    /// Whether the longest wait, and the largest bypass, belong to a wait cut off by
+    /// the end of the window only (and are thus lower bounds).
+    fn max_censored(&self) -> (bool, bool) {
+        (
+            self.censored_max.0 > self.done_max.0,
+            self.censored_max.1 > self.done_max.1,
+        )
+    }
+}
+
+/// A wait in progress, as a workload announces it ([`ThreadStats::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waiting {
+    /// The wait class it will be recorded in.
+    pub class: usize,
+    /// The lock it waits for (whose grants since the thread's arrival are its
+    /// bypass).
+    pub lock: usize,
+    /// When this wait began.
+    pub since_ns: u64,
+    /// What the same operation already waited before this wait (a bulk request's
+    /// earlier acquisitions); 0 for most.
+    pub waited_ns: u64,
+    /// For a wait inside an operation granted once already (a bulk request retaking
+    /// the lock): that first grant, under which `record_acquire` records the
+    /// operation. `None` for an operation's first wait.
+    pub op_granted_ns: Option<u64>,
+}
+
+impl Waiting {
+    /// The first wait of an operation of `class` on `lock`, from `since_ns`.
+    pub fn new(class: usize, lock: usize, since_ns: u64) -> Self {
+        Waiting {
+            class,
+            lock,
+            since_ns,
+            waited_ns: 0,
+            op_granted_ns: None,
         }
     }
 }
@@ -81,6 +166,8 @@ pub struct ThreadStats {
     /// Acquisitions per fairness window (index = (t - start) / fairness_window_ns).
     window_counts: Vec<u32>,
     fairness_window_ns: u64,
+    /// The wait in progress, between `wait` and `granted`.
+    waiting: Option<Waiting>,
     /// Thread CPU time over the window (native only).
     pub cpu_ns: Option<u64>,
 }
@@ -115,6 +202,7 @@ impl ThreadStats {
             handoffs: Vec::new(),
             window_counts: vec![0; windows],
             fairness_window_ns,
+            waiting: None,
             cpu_ns: None,
         }
     }
@@ -123,36 +211,80 @@ impl ThreadStats {
         self.window
     }
 
+    /// The thread starts waiting (before `acquire`).
+    pub fn wait(&mut self, w: Waiting) {
+        self.waiting = Some(w);
+    }
+
+    /// The wait in progress, if the thread is waiting.
+    pub fn waiting(&self) -> Option<Waiting> {
+        self.waiting
+    }
+
+    /// The wait in progress ended: the thread holds the lock since `granted_ns`, after
+    /// `bypass` grants to others since its arrival. A wait that ended at or after the
+    /// end of the window was still running then, and is recorded as cut off there
+    /// (the native executor's threads finish their last wait after the window),
+    /// unless `record_acquire` records its operation (granted first in the window).
+    pub fn granted(&mut self, granted_ns: u64, bypass: u64) {
+        if let Some(w) = self.waiting {
+            let op = w.op_granted_ns.unwrap_or(granted_ns);
+            if granted_ns >= self.window.end_ns && !self.window.contains(op) {
+                self.censor(bypass);
+            }
+        }
+        self.waiting = None;
+    }
+
+    /// Record the wait in progress as cut off by the end of the window: its length up
+    /// to the end (a lower bound) and `bypass`, the grants to others from the thread's
+    /// arrival (its doorway, for FIFO locks) to the end, or to its grant just after.
+    /// Called by the simulator for each thread still waiting when the run stops.
+    pub fn censor(&mut self, bypass: u64) {
+        let Some(w) = self.waiting.take() else {
+            return;
+        };
+        let end = self.window.end_ns;
+        if w.since_ns >= end {
+            return;
+        }
+        let wait_ns = w.waited_ns + (end - w.since_ns);
+        self.classes[w.class].add_wait(wait_ns, bypass, true);
+        self.bypass_sum += bypass as u128;
+        self.bypass_n += 1;
+    }
+
     /// One acquisition (or workload operation) of `class`, granted at `granted_ns`
     /// after waiting `wait_ns`; `bypass` = acquisitions by others while waiting;
-    /// `from_node` = node of the previous holder if the lock was handed over.
-    /// Ignored outside the measured window.
+    /// `from` = where the lock came from. Ignored outside the measured window.
     pub fn record_acquire(
         &mut self,
         class: usize,
         granted_ns: u64,
         wait_ns: u64,
         bypass: u64,
-        from_node: Option<u32>,
+        from: Handoff,
     ) {
         if !self.window.contains(granted_ns) {
             return;
         }
         let c = &mut self.classes[class];
         c.acquisitions += 1;
-        record(&mut c.wait, wait_ns);
-        c.wait_sum += wait_ns as u128;
-        c.bypass_max = c.bypass_max.max(bypass);
+        c.add_wait(wait_ns, bypass, false);
         self.bypass_sum += bypass as u128;
         self.bypass_n += 1;
-        if let Some(from) = from_node {
-            let i = from as usize;
-            if self.handoffs.len() <= i {
-                self.handoffs.resize_with(i + 1, || None);
+        match from {
+            Handoff::Unheld => {}
+            Handoff::Reacquired => c.reacquisitions += 1,
+            Handoff::From(node) => {
+                let i = node as usize;
+                if self.handoffs.len() <= i {
+                    self.handoffs.resize_with(i + 1, || None);
+                }
+                let (n, h) = self.handoffs[i].get_or_insert_with(|| (0, new_hist()));
+                *n += 1;
+                record(h, wait_ns);
             }
-            let (n, h) = self.handoffs[i].get_or_insert_with(|| (0, new_hist()));
-            *n += 1;
-            record(h, wait_ns);
         }
         if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
             if let Some(slot) = self.window_counts.get_mut(w as usize) {
@@ -211,7 +343,7 @@ pub fn default_node_distance(a: u32, b: u32) -> &'static str {
     }
 }
 
-/// Fairness summaries over per-thread counts (METRICS.md).
+/// Fairness summaries over per-thread counts (docs/metrics.md).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fairness {
     pub jain: f64,
@@ -284,6 +416,8 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let mut bypass_max = 0u64;
     let mut bypass_sum = 0u128;
     let mut bypass_n = 0u64;
+    let (mut censored, mut reacquisitions) = (0u64, 0u64);
+    let (mut done_max, mut censored_max) = ((0u64, 0u64), (0u64, 0u64));
     for t in threads {
         for c in &t.classes {
             all_wait.add(&c.wait).expect("same histogram bounds");
@@ -291,6 +425,13 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
             hold_sum += c.hold_sum;
             holds += c.holds;
             bypass_max = bypass_max.max(c.bypass_max);
+            censored += c.censored;
+            reacquisitions += c.reacquisitions;
+            done_max = (done_max.0.max(c.done_max.0), done_max.1.max(c.done_max.1));
+            censored_max = (
+                censored_max.0.max(c.censored_max.0),
+                censored_max.1.max(c.censored_max.1),
+            );
         }
         bypass_sum += t.bypass_sum;
         bypass_n += t.bypass_n;
@@ -369,9 +510,12 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         workload: ctx.workload.clone(),
         threads: threads.len() as u32,
         skipped: None,
+        skip_cause: None,
         window_ns,
         acquisitions,
         ops,
+        waits_censored: censored,
+        reacquisitions,
         throughput_ops_s: nan_if_zero_div(ops as f64, secs),
         cpu_ns_per_acq,
         overhead_ns,
@@ -396,6 +540,8 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         } else {
             bypass_max as f64
         },
+        wait_max_censored: censored_max.0 > done_max.0,
+        bypass_max_censored: censored_max.1 > done_max.1,
         bypass_mean: nan_if_zero_div(bypass_sum as f64, bypass_n as f64),
         handoff_local_frac: nan_if_zero_div(handoff_local as f64, handoff_total as f64),
         cpu_wall_ratio,
@@ -421,9 +567,10 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     for (i, t) in threads.iter().enumerate() {
         for (ci, c) in t.classes.iter().enumerate() {
             // Rows for secondary classes only when the class was used.
-            if ci > 0 && c.acquisitions == 0 {
+            if ci > 0 && c.acquisitions == 0 && c.censored == 0 {
                 continue;
             }
+            let (wait_max_censored, bypass_max_censored) = c.max_censored();
             thread_rows.push(ThreadRecord {
                 point: ctx.point,
                 mode: ctx.mode,
@@ -433,6 +580,8 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 node: t.node,
                 class: t.class_names[ci].clone(),
                 acquisitions: c.acquisitions,
+                waits_censored: c.censored,
+                reacquisitions: c.reacquisitions,
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
                 wait_p50_ns: quantile(&c.wait, 0.5),
                 wait_p99_ns: quantile(&c.wait, 0.99),
@@ -442,9 +591,11 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 } else {
                     c.wait.max() as f64
                 },
-                wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, c.acquisitions as f64),
+                wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, c.wait.len() as f64),
                 hold_mean_ns: nan_if_zero_div(c.hold_sum as f64, c.holds as f64),
                 bypass_max: c.bypass_max as f64,
+                wait_max_censored,
+                bypass_max_censored,
                 cpu_ns: t.cpu_ns.map(|c| c as f64).unwrap_or(f64::NAN),
             });
         }
@@ -473,11 +624,12 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     }
 }
 
-/// A record for a point that could not run, with the reason.
-pub fn skipped(ctx: &RunContext, threads: u32, reason: String) -> RunRecord {
+/// A record for a point that could not run, with the reason and its kind.
+pub fn skipped(ctx: &RunContext, threads: u32, cause: SkipCause, reason: String) -> RunRecord {
     let mut rec = summarize(ctx, &[]);
     rec.point.threads = threads;
     rec.point.skipped = Some(reason);
+    rec.point.skip_cause = Some(cause);
     rec
 }
 
@@ -532,10 +684,10 @@ mod tests {
         };
         let mut a = ThreadStats::new(0, 0, w, &["lock"], 500);
         let mut b = ThreadStats::new(1, 1, w, &["lock"], 500);
-        a.record_acquire(0, 50, 7, 0, None); // warm-up: ignored
-        a.record_acquire(0, 200, 10, 0, Some(1));
-        b.record_acquire(0, 300, 30, 1, Some(0));
-        b.record_acquire(0, 700, 20, 0, Some(1));
+        a.record_acquire(0, 50, 7, 0, Handoff::Unheld); // warm-up: ignored
+        a.record_acquire(0, 200, 10, 0, Handoff::From(1));
+        b.record_acquire(0, 300, 30, 1, Handoff::From(0));
+        b.record_acquire(0, 700, 20, 0, Handoff::From(1));
         let r = summarize(&ctx(), &[a, b]);
         assert_eq!(r.point.acquisitions, 3);
         assert_eq!(r.point.window_ns, 1_000);
@@ -553,5 +705,86 @@ mod tests {
         assert_eq!(r.threads[1].acquisitions, 2);
         // Windows [100,600) and [600,1100): a=1,b=1 then a=0,b=1.
         assert_eq!(r.point.window_fairness_factor_max, 1.0);
+        assert_eq!(r.point.waits_censored, 0);
+        assert!(!r.point.wait_max_censored);
+    }
+
+    fn window() -> Window {
+        Window {
+            start_ns: 100,
+            end_ns: 1_100,
+        }
+    }
+
+    #[test]
+    fn a_wait_cut_off_by_the_end_counts_as_a_lower_bound() {
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0);
+        let mut b = ThreadStats::new(1, 0, window(), &["lock"], 0);
+        // `a` acquires twice, `b` waits from before the window to its end: the
+        // simulator stops there and censors it with the grants it saw pass.
+        a.record_acquire(0, 300, 5, 0, Handoff::From(0));
+        a.record_acquire(0, 600, 5, 0, Handoff::Reacquired);
+        b.wait(Waiting::new(0, 0, 50));
+        assert_eq!(b.waiting().map(|w| w.lock), Some(0));
+        b.censor(2);
+        assert_eq!(b.waiting(), None);
+        let r = summarize(&ctx(), &[a, b]);
+        assert_eq!(r.point.waits_censored, 1);
+        // At least the whole window: 1100 - 50.
+        assert_eq!(r.point.wait_max_ns, 1_050.0);
+        assert_eq!(r.point.bypass_max, 2.0);
+        assert!(r.point.wait_max_censored && r.point.bypass_max_censored);
+        assert_eq!(r.point.acquisitions, 2);
+        assert_eq!(r.point.jain, 0.5);
+        let starved = &r.threads[1];
+        assert_eq!(starved.acquisitions, 0);
+        assert_eq!(starved.waits_censored, 1);
+        assert_eq!(starved.wait_max_ns, 1_050.0);
+        assert_eq!(starved.wait_mean_ns, 1_050.0);
+        assert!(starved.wait_max_censored);
+        // The re-acquisition is no hand-off: one hand-off, same node.
+        assert_eq!(r.point.reacquisitions, 1);
+        assert_eq!(r.threads[0].reacquisitions, 1);
+        assert_eq!(r.handoffs.len(), 1);
+        assert_eq!(r.handoffs[0].count, 1);
+        assert_eq!(r.point.handoff_local_frac, 1.0);
+    }
+
+    #[test]
+    fn a_wait_ending_after_the_window_is_cut_off_at_its_end() {
+        // Natively the last wait ends after the window: `granted` censors it.
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0);
+        a.wait(Waiting::new(0, 0, 1_000));
+        a.granted(1_400, 3);
+        a.record_acquire(0, 1_400, 400, 3, Handoff::From(0)); // outside: ignored
+                                                              // A wait that ends inside the window is the acquisition's business.
+        a.wait(Waiting::new(0, 0, 200));
+        a.granted(250, 0);
+        a.record_acquire(0, 250, 50, 0, Handoff::From(0));
+        let r = summarize(&ctx(), &[a]);
+        assert_eq!(r.point.waits_censored, 1);
+        assert_eq!(r.point.acquisitions, 1);
+        assert_eq!(r.point.wait_max_ns, 100.0);
+        assert_eq!(r.point.bypass_max, 3.0);
+        assert!(r.point.wait_max_censored);
+        assert_eq!(r.point.wait_mean_ns, 75.0);
+    }
+
+    #[test]
+    fn a_retake_ending_after_the_window_is_left_to_its_operation() {
+        // A bulk request granted first in the window is recorded whole, after the
+        // window, by `record_acquire`: its retake is not cut off on its own.
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0);
+        a.wait(Waiting {
+            waited_ns: 40,
+            op_granted_ns: Some(1_000),
+            ..Waiting::new(0, 0, 1_050)
+        });
+        a.granted(1_200, 0);
+        a.record_acquire(0, 1_000, 190, 0, Handoff::Unheld);
+        let r = summarize(&ctx(), &[a]);
+        assert_eq!(r.point.waits_censored, 0);
+        assert_eq!(r.point.acquisitions, 1);
+        assert_eq!(r.point.wait_max_ns, 190.0);
     }
 }

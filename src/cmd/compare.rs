@@ -1,9 +1,11 @@
 //! `locklab compare DIR_A DIR_B`: per point, the ratio of each headline metric with a
-//! confidence interval and a verdict.
+//! confidence interval and a verdict. Runs of different plans are refused (exit 2).
 
+use crate::cli::Format;
 use crate::exit::{self, Failure, Result, WithCode};
 use anyhow::anyhow;
-use locklab_analysis::compare::{compare, CompareOptions};
+use locklab_analysis::compare::{compare, plan_difference, CompareOptions};
+use locklab_analysis::store;
 use std::path::Path;
 
 pub fn run(
@@ -12,6 +14,7 @@ pub fn run(
     allow_cross_host: bool,
     sim_vs_native: bool,
     out: Option<&Path>,
+    format: Format,
 ) -> Result<i32> {
     let b = match (b, sim_vs_native) {
         (Some(b), false) => b,
@@ -40,6 +43,21 @@ pub fn run(
             ));
         }
     }
+    // Points of the same id in two different plans do not measure the same thing.
+    let (ma, mb) = (
+        store::read_manifest(a).code(exit::INVALID_INPUT)?,
+        store::read_manifest(b).code(exit::INVALID_INPUT)?,
+    );
+    if let Some(why) = plan_difference(&ma.plan, &mb.plan) {
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!(
+                "refusing to compare {} and {}: {why}",
+                a.display(),
+                b.display()
+            ),
+        ));
+    }
     let opts = CompareOptions {
         allow_cross_host,
         sim_vs_native,
@@ -53,7 +71,34 @@ pub fn run(
         };
         Failure::new(code, e)
     })?;
-    print!("{}", cmp.table());
+    match format {
+        Format::Text => print!("{}", cmp.table()),
+        // The table's rows, each estimate as value, interval and repetitions
+        // (docs/cli.md).
+        Format::Json => {
+            // Counted under the verdicts' names as the rows spell them.
+            let mut counts = std::collections::BTreeMap::<String, usize>::new();
+            for r in &cmp.rows {
+                let name = serde_json::to_value(r.verdict)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default();
+                *counts.entry(name).or_default() += 1;
+            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "compare": 1,
+                    "a": cmp.a,
+                    "b": cmp.b,
+                    "rows": cmp.rows,
+                    "counts": counts,
+                    "warnings": cmp.warnings,
+                }))
+                .unwrap_or_default()
+            )
+        }
+    }
     if let Some(out) = out {
         cmp.write_report(out).code(exit::RUN_FAILED)?;
         eprintln!("comparison report: {}", out.display());

@@ -3,13 +3,19 @@
 pub mod bench;
 pub mod check;
 pub mod compare;
+pub mod docs;
+pub mod latest;
 pub mod merge;
+pub mod out_dir;
 pub mod plan;
 pub mod report;
 pub mod reproduce;
 pub mod run;
+pub mod slurm;
+pub mod summary;
 pub mod topo;
 
+use crate::cli::LoadArgs;
 use crate::exit::{self, Failure, Result};
 use anyhow::anyhow;
 use locklab_dsl::{FsLoader, LoadOptions};
@@ -37,13 +43,16 @@ pub const EMBEDDED_QUICKSTART: (&str, &str) = (
     include_str!("../../experiments/quickstart.lab"),
 );
 
-/// Load and check a file (the built-in quick start by its pseudo path).
-pub fn load_checked(file: &Path, overrides: &[(String, String)]) -> locklab_dsl::Checked {
+/// Load and check a file (the built-in quick start by its pseudo path) under the
+/// file policy: `use` and `matrix` read below the file's directory and `--include-dir`.
+pub fn load_checked(file: &Path, args: &LoadArgs, quick: bool) -> Result<locklab_dsl::Checked> {
     let path = file.to_string_lossy().to_string();
     let opts = LoadOptions {
-        overrides: overrides.to_vec(),
+        overrides: parse_overrides(&args.set)?,
+        quick,
+        allow_huge: args.allow_huge,
     };
-    if path == EMBEDDED_QUICKSTART.0 {
+    Ok(if path == EMBEDDED_QUICKSTART.0 {
         let files = [(
             EMBEDDED_QUICKSTART.0.to_string(),
             EMBEDDED_QUICKSTART.1.to_string(),
@@ -54,22 +63,23 @@ pub fn load_checked(file: &Path, overrides: &[(String, String)]) -> locklab_dsl:
             &opts,
         )
     } else {
-        locklab_dsl::load(&path, &FsLoader, &opts)
-    }
+        let loader = FsLoader::for_experiment(file, &args.include_dirs);
+        locklab_dsl::load(&path, &loader, &opts)
+    })
 }
 
 /// Load and check an experiment; diagnostics go to stderr. `Ok(None)` for a library
 /// file (no experiment block).
-pub fn load_plan(file: &Path, overrides: &[(String, String)]) -> Result<Option<Plan>> {
+pub fn load_plan(file: &Path, args: &LoadArgs, quick: bool) -> Result<Option<Plan>> {
     let path = file.to_string_lossy().to_string();
-    let checked = load_checked(file, overrides);
+    let checked = load_checked(file, args, quick)?;
     if !checked.diagnostics.is_empty() {
         eprint!(
             "{}",
             locklab_dsl::render(
                 &checked.diagnostics,
                 &checked.sources,
-                crate::util::stderr_is_terminal()
+                crate::term::colour()
             )
         );
     }
@@ -83,8 +93,8 @@ pub fn load_plan(file: &Path, overrides: &[(String, String)]) -> Result<Option<P
 }
 
 /// Load a file that must be an experiment (not a library).
-pub fn load_experiment(file: &Path, overrides: &[(String, String)]) -> Result<Plan> {
-    load_plan(file, overrides)?.ok_or_else(|| {
+pub fn load_experiment(file: &Path, args: &LoadArgs, quick: bool) -> Result<Plan> {
+    load_plan(file, args, quick)?.ok_or_else(|| {
         Failure::new(
             exit::INVALID_INPUT,
             anyhow!(
@@ -96,28 +106,10 @@ pub fn load_experiment(file: &Path, overrides: &[(String, String)]) -> Result<Pl
 }
 
 /// Durations and repetitions actually used, after `--quick`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timing {
-    pub duration_ns: u64,
-    pub warmup_ns: u64,
-    pub repetitions: u32,
-}
+pub use locklab_model::cost::Timing;
 
 pub fn timing(plan: &Plan, quick: bool) -> Timing {
-    let r = &plan.run;
-    if quick {
-        Timing {
-            duration_ns: r.quick_duration_ns.min(r.duration_ns),
-            warmup_ns: r.quick_warmup_ns.min(r.warmup_ns),
-            repetitions: r.quick_repetitions.clamp(1, r.repetitions.max(1)),
-        }
-    } else {
-        Timing {
-            duration_ns: r.duration_ns,
-            warmup_ns: r.warmup_ns,
-            repetitions: r.repetitions.max(1),
-        }
-    }
+    Timing::of(&plan.run, quick)
 }
 
 /// Rewrite the plan's run section so the manifest records what actually ran.
@@ -127,49 +119,13 @@ pub fn apply_timing(plan: &mut Plan, t: Timing) {
     plan.run.repetitions = t.repetitions;
 }
 
-/// Rough wall-time estimate per mode, seconds.
-///
-/// Native: every repetition of every point runs for warm-up + duration, plus start-up.
-/// Simulated: simulated lock operations over an assumed 5 M operations per second per
-/// job (the simulator's target speed); the workload's mean cycle gives the rate.
+/// Rough wall-time estimate per mode, seconds (`locklab_model::cost`); simulated
+/// points share `jobs` cores.
 pub fn estimate_secs(plan: &Plan, t: Timing, mode: Mode, jobs: usize) -> f64 {
-    let per_rep_s = (t.duration_ns + t.warmup_ns) as f64 / 1e9;
-    let points = plan
-        .points
-        .iter()
-        .filter(|p| p.modes.is_empty() || p.modes.contains(&mode));
+    let one_job = locklab_model::cost::estimate_secs(&plan.points, t, mode);
     match mode {
-        Mode::Native => points.count() as f64 * t.repetitions as f64 * (per_rep_s + 0.02),
-        Mode::Sim => {
-            let ops: f64 = points
-                .map(|p| {
-                    let cycle = cycle_ns(&p.workload).max(50.0);
-                    // A saturated lock serialises: at most one critical section at a time.
-                    let rate = (p.threads as f64 / cycle).min(1.0 / 60.0) * 1e9;
-                    rate * per_rep_s * t.repetitions as f64
-                })
-                .sum();
-            ops / 5e6 / jobs.max(1) as f64
-        }
-    }
-}
-
-fn cycle_ns(w: &locklab_model::plan::Workload) -> f64 {
-    use locklab_model::plan::Workload;
-    match w {
-        Workload::SingleLock {
-            critical, outside, ..
-        } => critical.mean_ns() + outside.mean_ns(),
-        Workload::DoubleLock {
-            interval,
-            own_hold,
-            pair_hold,
-            ..
-        } => interval.mean_ns() + own_hold.mean_ns() + pair_hold.mean_ns(),
-        Workload::Bulk {
-            per_item, think, ..
-        } => per_item.mean_ns() * 16.0 + think.mean_ns(),
-        Workload::Wakeup(w) => w.burst.mean_ns() + w.sleep.mean_ns(),
+        Mode::Sim => one_job / jobs.max(1) as f64,
+        Mode::Native => one_job,
     }
 }
 

@@ -1,39 +1,28 @@
 //! `locklab plan FILE`: the expanded points, the count and the estimated run time;
-//! `--emit slurm` writes a job-array script that runs the sweep in shards.
+//! `--emit slurm` writes a job-array script that runs the sweep in shards (`slurm`).
 
 use super::{estimate_secs, timing, Timing};
-use crate::cli::{Emit, PlanFormat};
+use crate::cli::{Emit, LoadArgs, PlanFormat, SlurmArgs};
 use crate::exit::{self, Result, WithCode};
 use crate::util::human_secs;
 use locklab_model::plan::{Mode, Plan};
 use std::fmt::Write as _;
 use std::path::Path;
 
-#[allow(clippy::too_many_arguments)]
 pub fn run(
     file: &Path,
     format: PlanFormat,
-    set: &[String],
+    load: &LoadArgs,
     quick: bool,
-    emit: Option<Emit>,
-    shards: u32,
-    out: &Path,
+    slurm: &SlurmArgs,
 ) -> Result<i32> {
-    let overrides = super::parse_overrides(set)?;
-    let plan = super::load_experiment(file, &overrides)?;
+    let plan = super::load_experiment(file, load, quick)?;
     let t = timing(&plan, quick);
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    if let Some(Emit::Slurm) = emit {
-        if shards == 0 {
-            return Err(crate::exit::Failure::new(
-                exit::INVALID_INPUT,
-                anyhow::anyhow!("--shards must be at least 1"),
-            ));
-        }
-        print!("{}", slurm_script(file, &plan, set, quick, shards, out));
-        return Ok(exit::OK);
+    if let Some(Emit::Slurm) = slurm.emit {
+        return super::slurm::emit(file, &plan, load, quick, slurm);
     }
     match format {
         PlanFormat::Json => {
@@ -101,10 +90,20 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
         plan.plots.len()
     );
     let axes: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
+    // The resolved columns a sweep axis does not already show (`threads = [..]` and
+    // `lock = [..]` are axes and resolved values at once).
+    let has = |name: &str| axes.contains(&name);
     let mut rows: Vec<Vec<String>> = vec![{
         let mut h = vec!["#".to_string()];
         h.extend(axes.iter().map(|a| a.to_string()));
-        h.extend(["threads", "lock", "workload", "seed"].map(String::from));
+        for (col, shown) in [("threads", has("threads")), ("lock", has("lock"))] {
+            if !shown {
+                h.push(col.into());
+            }
+        }
+        // A `workload` axis names the workload; the column then gives its kind.
+        let kind = if has("workload") { "kind" } else { "workload" };
+        h.extend([kind, "seed"].map(String::from));
         h
     }];
     for p in &plan.points {
@@ -113,8 +112,12 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
             axes.iter()
                 .map(|a| p.axes.get(*a).map(|v| v.label()).unwrap_or_default()),
         );
-        r.push(p.threads.to_string());
-        r.push(p.lock.name.clone());
+        if !has("threads") {
+            r.push(p.threads.to_string());
+        }
+        if !has("lock") {
+            r.push(p.lock.name.clone());
+        }
         r.push(p.workload.kind_name().to_string());
         r.push(format!("{:016x}", p.seed));
         rows.push(r);
@@ -142,58 +145,4 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
         }
     }
     s
-}
-
-fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=,:".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// A Slurm job array: task i runs shard i/n into its own directory; a dependent job
-/// merges the shards. Sharding is deterministic, so re-submitting a failed task
-/// recomputes exactly its points.
-fn slurm_script(
-    file: &Path,
-    plan: &Plan,
-    set: &[String],
-    quick: bool,
-    shards: u32,
-    out: &Path,
-) -> String {
-    let mut extra = String::new();
-    for s in set {
-        extra.push_str(&format!(" --set {}", shell_quote(s)));
-    }
-    if quick {
-        extra.push_str(" --quick");
-    }
-    let file = shell_quote(&file.to_string_lossy());
-    let base = shell_quote(&format!("{}/{}", out.to_string_lossy(), plan.experiment));
-    format!(
-        r#"#!/bin/bash
-# Slurm job array for experiment {name}: {points} points in {shards} shards.
-# Submit with:  sbatch this-script.sh
-# Each task runs one deterministic shard; the last step merges them:
-#   locklab merge {base}/shard-* --out {base}/merged
-#SBATCH --job-name=locklab-{name}
-#SBATCH --array=1-{shards}
-#SBATCH --exclusive
-#SBATCH --output={base}/slurm-%A_%a.out
-set -euo pipefail
-mkdir -p {base}
-locklab run {file}{extra} --shard "$SLURM_ARRAY_TASK_ID/{shards}" --out "{base}/shard-$SLURM_ARRAY_TASK_ID" || test $? -eq 1
-if [ "$SLURM_ARRAY_TASK_ID" -eq {shards} ]; then
-  # The merge runs as its own job once every task of this array has finished.
-  sbatch --dependency=afterok:"$SLURM_ARRAY_JOB_ID" --job-name=locklab-{name}-merge \
-    --wrap "locklab merge {base}/shard-* --out {base}/merged"
-fi
-"#,
-        name = plan.experiment,
-        points = plan.points.len(),
-    )
 }

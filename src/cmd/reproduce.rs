@@ -4,7 +4,7 @@
 //! file cannot change what is re-run; a changed file is reported. Simulated records
 //! must match exactly; native ones within statistical tolerance (`compare`).
 
-use crate::exit::{self, Failure, Result, WithCode};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
 use anyhow::anyhow;
 use locklab_analysis::compare::{compare, CompareOptions};
@@ -14,7 +14,13 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String]) -> Result<i32> {
+pub fn run(
+    dir: &Path,
+    out: Option<&Path>,
+    jobs: Option<usize>,
+    accept: Accept,
+    argv: &[String],
+) -> Result<i32> {
     let text = std::fs::read_to_string(dir.join("manifest.yaml")).map_err(|e| {
         Failure::new(
             exit::INVALID_INPUT,
@@ -67,7 +73,17 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
         argv,
     );
     manifest.started_utc = util::utc_now();
-    super::run::execute(manifest, &new_dir, &BTreeSet::new(), jobs, false)?;
+    // The new run's claims decide the exit code, as `run` would; a simulation that
+    // does not reproduce exactly fails it whatever they say.
+    let code = super::run::execute(
+        manifest,
+        &new_dir,
+        &BTreeSet::new(),
+        jobs,
+        false,
+        accept,
+        crate::cli::Format::Text,
+    )?;
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {
@@ -99,5 +115,5 @@ pub fn run(dir: &Path, out: Option<&Path>, jobs: Option<usize>, argv: &[String])
         print!("{}", cmp.table());
     }
     println!("reproduction: {}", new_dir.display());
-    Ok(if ok { exit::OK } else { exit::CLAIM_FAILED })
+    Ok(if ok { code } else { exit::CLAIM_FAILED })
 }

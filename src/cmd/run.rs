@@ -1,13 +1,13 @@
 //! `locklab run FILE`: execute the plan, store the records, check the claims, render
 //! the report.
 
-use super::{apply_timing, modes, timing};
-use crate::cli::RunArgs;
-use crate::exit::{self, Failure, Result, WithCode};
+use super::{apply_timing, modes, summary, timing};
+use crate::cli::{Format, RunArgs};
+use crate::exit::{self, Accept, Failure, Result, WithCode};
 use crate::util;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use locklab_analysis::store::ResultsWriter;
+use locklab_analysis::store::{self, ResultsWriter};
 use locklab_model::manifest::{Manifest, MANIFEST_SCHEMA_VERSION};
 use locklab_model::plan::{Mode, Plan};
 use locklab_model::records::RunRecord;
@@ -28,7 +28,9 @@ pub struct Job {
 pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
     let (manifest, dir, done) = match &args.resume {
         Some(dir) => {
-            let (_, manifest, done) = ResultsWriter::resume(dir).code(exit::INVALID_INPUT)?;
+            let manifest = store::read_manifest(dir).code(exit::INVALID_INPUT)?;
+            refuse_a_different_run(args, dir, &manifest)?;
+            let done = store::finished_records(dir).code(exit::INVALID_INPUT)?;
             eprintln!(
                 "resuming {}: {} records already done",
                 dir.display(),
@@ -37,53 +39,171 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             (manifest, dir.clone(), done)
         }
         None => {
-            let overrides = super::parse_overrides(&args.set)?;
+            let overrides = super::parse_overrides(&args.load.set)?;
             let file = args
                 .file
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(super::EMBEDDED_QUICKSTART.0));
-            let mut plan = super::load_experiment(&file, &overrides)?;
+            let mut plan = super::load_experiment(&file, &args.load, args.quick)?;
             let t = timing(&plan, args.quick);
             apply_timing(&mut plan, t);
             let shard = args.shard.as_deref().map(parse_shard).transpose()?;
             let modes = modes(&plan, args.mode);
+            if jobs_for(&plan, &modes, None).is_empty() {
+                let names: Vec<&str> = modes.iter().map(|m| m.as_str()).collect();
+                return Err(Failure::new(
+                    exit::INVALID_INPUT,
+                    anyhow!(
+                        "nothing to run: no point of {} runs in mode {}",
+                        file.display(),
+                        names.join(" or ")
+                    ),
+                ));
+            }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
+            super::out_dir::claim(&dir, args.force)?;
             (manifest, dir, BTreeSet::new())
         }
     };
-    execute(manifest, &dir, &done, args.jobs, !args.no_report)
+    let accept = args.accept.accept();
+    execute(
+        manifest,
+        &dir,
+        &done,
+        args.jobs,
+        !args.no_report,
+        accept,
+        args.format,
+    )
+}
+
+/// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
+/// `--set`, `--mode` or `--shard` given beside it that says otherwise, or a source
+/// edited since, is refused: the result would mix two experiments.
+fn refuse_a_different_run(args: &RunArgs, dir: &Path, m: &Manifest) -> Result<()> {
+    let mut differs = Vec::new();
+    if let (Some(file), Some(main)) = (&args.file, m.sources.first()) {
+        let same = match (
+            std::fs::canonicalize(file),
+            std::fs::canonicalize(&main.path),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => *file == Path::new(&main.path),
+        };
+        if !same {
+            differs.push(format!(
+                "the file is {}, the run's is {}",
+                file.display(),
+                main.path
+            ));
+        }
+    }
+    for src in &m.sources {
+        if let Some(now) = sha256_of(Path::new(&src.path)) {
+            if now != src.sha256 {
+                differs.push(format!("{} was edited since the run", src.path));
+            }
+        }
+    }
+    if args.quick && !m.quick {
+        differs.push("--quick, but the run was not quick".into());
+    }
+    if !args.load.set.is_empty() {
+        let set = super::parse_overrides(&args.load.set)?;
+        if set != m.overrides {
+            differs.push(format!(
+                "--set {}, but the run had {}",
+                show_overrides(&set),
+                show_overrides(&m.overrides)
+            ));
+        }
+    }
+    if args.mode.is_some() {
+        let asked = modes(&m.plan, args.mode);
+        if asked != m.modes {
+            let names = |ms: &[Mode]| ms.iter().map(|m| m.as_str()).collect::<Vec<_>>().join("+");
+            differs.push(format!(
+                "--mode {}, but the run's modes are {}",
+                names(&asked),
+                names(&m.modes)
+            ));
+        }
+    }
+    if let Some(s) = &args.shard {
+        if Some(parse_shard(s)?) != m.shard {
+            differs.push(format!("--shard {s}, but the run is not that shard"));
+        }
+    }
+    if differs.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::new(
+        exit::INVALID_INPUT,
+        anyhow!(
+            "cannot resume {}: {}; resume without them to finish the run as it was started, or start a new run",
+            dir.display(),
+            differs.join("; ")
+        ),
+    ))
+}
+
+fn show_overrides(o: &[(String, String)]) -> String {
+    if o.is_empty() {
+        return "none".into();
+    }
+    o.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// SHA-256 of a source file as the run recorded it; `None` when it cannot be read
+/// (gone, or the built-in quick start): the stored plan is what resumes.
+fn sha256_of(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(locklab_dsl::MAX_MATRIX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(
+        Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
 }
 
 /// Run what is left of `manifest` into `dir`, then check the claims and report.
+/// The manifest says `complete` only once everything is written.
 pub fn execute(
-    mut manifest: Manifest,
+    manifest: Manifest,
     dir: &Path,
     done: &BTreeSet<(u32, Mode, u32)>,
     jobs: Option<usize>,
     report: bool,
+    accept: Accept,
+    format: Format,
 ) -> Result<i32> {
-    let writer = if done.is_empty() && !dir.join("manifest.yaml").exists() {
-        ResultsWriter::create(dir, &manifest)
-            .with_context(|| format!("cannot create results directory {}", dir.display()))
-            .code(exit::RUN_FAILED)?
+    let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
+        ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
     } else {
-        ResultsWriter::resume(dir)
-            .map(|(w, _, _)| w)
-            .code(exit::RUN_FAILED)?
+        let (w, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
+        store::set_status(dir, "running").code(exit::RUN_FAILED)?;
+        w
     };
     let plan = &manifest.plan;
     let work: Vec<Job> = jobs_for(plan, &manifest.modes, manifest.shard)
         .into_iter()
         .filter(|j| !done.contains(&(j.point as u32, j.mode, j.rep)))
         .collect();
-    let jobs_n = jobs
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-        .max(1);
+    // More simulation jobs than cores or than records to run only adds threads.
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let jobs_n = jobs.unwrap_or(cores).clamp(1, cores.min(work.len().max(1)));
 
     let progress = progress_bar(work.len() as u64);
     let started = Instant::now();
@@ -140,17 +260,14 @@ pub fn execute(
         }
     }
     progress.finish_and_clear();
+    let writer = writer.into_inner().unwrap();
     if let Some(e) = write_error.into_inner().unwrap() {
-        return Err(Failure::new(exit::RUN_FAILED, e.context("writing results")));
+        return Err(failed(dir, Failure::new(exit::RUN_FAILED, e)));
     }
-
-    manifest.finished_utc = Some(util::utc_now());
-    manifest.status = "complete".into();
     writer
-        .into_inner()
-        .unwrap()
-        .finish(&manifest)
-        .code(exit::RUN_FAILED)?;
+        .write_tables(&manifest)
+        .code(exit::RUN_FAILED)
+        .map_err(|f| failed(dir, f))?;
     let skipped = skipped.into_inner().unwrap();
     eprintln!(
         "ran {} record{} ({} skipped) in {} → {}",
@@ -160,25 +277,132 @@ pub fn execute(
         util::human_secs(started.elapsed().as_secs_f64()),
         dir.display()
     );
-    check_and_report(dir, report)
+    if let Some((i, n)) = manifest.shard {
+        store::set_status(dir, "complete").code(exit::RUN_FAILED)?;
+        match format {
+            Format::Text => println!("shard {i}/{n} done; claims are evaluated by merge"),
+            Format::Json => println!(
+                "{}",
+                serde_json::json!({ "run": 1, "dir": dir, "status": "complete",
+                    "shard": [i, n], "exit_code": exit::OK, "claims": [] })
+            ),
+        }
+        return Ok(exit::OK);
+    }
+    finish_as(dir, report, accept, format)
 }
 
-/// Evaluate the claims of a finished results directory, print the table, and render
-/// the report. Returns the exit code the claims call for.
-pub fn check_and_report(dir: &Path, report: bool) -> Result<i32> {
-    let results = locklab_analysis::store::load_results(dir).code(exit::RUN_FAILED)?;
-    let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
-    locklab_analysis::claims::write_claims_json(dir, &claims).code(exit::RUN_FAILED)?;
-    if report {
-        let summary = locklab_analysis::report::build_report(dir).code(exit::RUN_FAILED)?;
-        eprintln!("report: {}", summary.index_html.display());
+/// Evaluate the claims of a results directory whose records are all there, write
+/// claims.json and (with `report`) the report, then mark the run `complete`; print
+/// the claims table. Returns the exit code the records and the claims call for. A
+/// failure to write marks the run `failed: ...` (as far as the disk allows) and is
+/// exit 3.
+pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
+    finish_as(dir, report, accept, Format::Text)
+}
+
+/// [`finish`], printing the outcome as `format` asks.
+pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
+    let written = (|| -> locklab_analysis::Result<_> {
+        let results = store::load_results(dir)?;
+        let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
+        let index = if report {
+            let summary = locklab_analysis::report::build_report_with(&results, claims.clone())?;
+            Some(summary.index_html)
+        } else {
+            locklab_analysis::claims::write_claims_json(dir, &claims)?;
+            None
+        };
+        store::set_status(dir, "complete")?;
+        Ok((results, claims, index))
+    })();
+    let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+    if let Err(e) = super::latest::mark(dir, &results.manifest.plan.experiment) {
+        eprintln!("warning: {e}");
     }
-    if claims.is_empty() {
-        println!("no claims in this experiment");
-    } else {
-        print!("{}", locklab_analysis::claims::claims_table(&claims));
+    if let Some(index) = index {
+        eprintln!("report: {}", index.display());
     }
-    Ok(exit::for_claims(&claims))
+    let flags = summary::noise_flags(&results);
+    if let Some(line) = summary::noise_line(&results, &flags) {
+        eprintln!("{line}");
+    }
+    let code = exit_code(&results, &claims, accept)?;
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&summary::run_json(dir, &results, &claims, code))
+                .unwrap_or_default()
+        ),
+        Format::Text if claims.is_empty() => println!("no claims in this experiment"),
+        Format::Text => {
+            print!(
+                "{}",
+                locklab_analysis::claims::claims_table(&claims, crate::term::width())
+            );
+            let plan = &results.manifest.plan;
+            if plan.run.repetitions <= 1 && claims.iter().any(|c| c.repetitions == 1) {
+                println!(
+                    "note: {}",
+                    locklab_analysis::report::one_seed_note(results.manifest.quick)
+                );
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// The exit code the records and the claims of a finished run call for: a simulated
+/// deadlock (3) or pinning refused for the gating points (4) first, then the claims'
+/// (1, 5 or 0), with the reasons on stderr.
+fn exit_code(
+    results: &store::Results,
+    claims: &[locklab_analysis::claims::ClaimResult],
+    accept: Accept,
+) -> Result<i32> {
+    let by_claims = exit::for_claims(claims, accept);
+    if by_claims == exit::UNDECIDED {
+        eprintln!(
+            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
+            exit::UNDECIDED
+        );
+    }
+    let skips = locklab_analysis::pipeline::skipped_points(results).code(exit::RUN_FAILED)?;
+    let gating: BTreeSet<u32> = results
+        .manifest
+        .plan
+        .claims
+        .iter()
+        .filter(|c| c.gating)
+        .flat_map(locklab_analysis::claims::points_read)
+        .collect();
+    let pairs = jobs_for(
+        &results.manifest.plan,
+        &results.manifest.modes,
+        results.manifest.shard,
+    )
+    .iter()
+    .map(|j| (j.point, j.mode))
+    .collect::<BTreeSet<_>>()
+    .len();
+    if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
+        let what = if v.code == exit::RUN_FAILED {
+            "simulated deadlock"
+        } else {
+            "pinning impossible"
+        };
+        for line in &v.lines {
+            eprintln!("error: {what}: {line}");
+        }
+        return Ok(v.code);
+    }
+    Ok(by_claims)
+}
+
+/// Record in the manifest why the run failed, if the disk still lets us.
+fn failed(dir: &Path, f: Failure) -> Failure {
+    let _ = store::set_status(dir, &format!("failed: {}", f.error));
+    f
 }
 
 /// Every job of the plan, in a fixed order; with a shard, only the points whose
@@ -262,6 +486,7 @@ pub fn new_manifest(
         status: "running".into(),
         host: locklab_runner::host::detect(),
         plan,
+        shards: Vec::new(),
     }
 }
 
@@ -276,8 +501,9 @@ fn default_dir(m: &Manifest) -> PathBuf {
 }
 
 fn progress_bar(len: u64) -> ProgressBar {
-    // On a terminal: a bar with ETA. In pipes and CI: nothing until the summary.
-    let target = if util::stderr_is_terminal() {
+    // On a terminal: a bar with ETA. In pipes, CI, NO_COLOR or TERM=dumb: nothing
+    // until the summary.
+    let target = if crate::term::animate() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()

@@ -77,26 +77,6 @@ fn plan_json_lists_every_point_with_axis_values_and_seed() {
 }
 
 #[test]
-fn plan_emits_a_slurm_array_over_shards() {
-    let out = locklab()
-        .args([
-            "plan",
-            "experiments/quickstart.lab",
-            "--emit",
-            "slurm",
-            "--shards",
-            "4",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let s = stdout(&out);
-    assert!(s.contains("#SBATCH --array=1-4"));
-    assert!(s.contains("--shard \"$SLURM_ARRAY_TASK_ID/4\""));
-    assert!(s.contains("locklab merge"));
-}
-
-#[test]
 fn help_language_shows_the_reference() {
     let out = locklab().args(["help", "language"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));

@@ -42,7 +42,12 @@ fn quickstart_writes_the_full_results_directory() {
 fn report_rebuilds_from_stored_results() {
     let dir = quickstart_run();
     let out = locklab().arg("report").arg(dir).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Native claims may fail or be noise-flagged on a shared machine (1, 5).
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 5)),
+        "{}",
+        stderr(&out)
+    );
     let html = std::fs::read_to_string(dir.join("report/index.html")).unwrap();
     assert!(html.contains("<svg"), "plots are inline");
     // The SVG namespace is a URL; what the report must not do is load anything.
@@ -62,11 +67,16 @@ fn compare_a_run_with_itself_is_within_noise() {
     assert!(stdout(&out).contains("within noise"), "{}", stdout(&out));
 }
 
-/// Each experiment file (the four seeds and the quick start), simulated, quick.
+/// Each experiment file (the four seeds and the quick start), simulated, quick: no
+/// gating claim fails. Two leave gating claims undecided and exit 5: in
+/// `cna_threshold` the 1 ms windowed fairness needs a 100 ms window and a quick run
+/// lasts 40 ms; `double_lock_balance` gates claims on native points, which
+/// `--mode sim` does not run.
 #[test]
 fn every_experiment_passes_its_claims_in_quick_simulation() {
     let _m = machine();
     let tmp = tempfile::tempdir().unwrap();
+    let undecided = ["cna_threshold", "double_lock_balance"];
     for file in lab_files(&root().join("experiments")) {
         let name = file.file_stem().unwrap().to_string_lossy().to_string();
         let out = locklab()
@@ -75,13 +85,26 @@ fn every_experiment_passes_its_claims_in_quick_simulation() {
             .arg(&file)
             .output()
             .unwrap();
+        let want = if undecided.contains(&name.as_str()) {
+            5
+        } else {
+            0
+        };
         assert_eq!(
             out.status.code(),
-            Some(0),
+            Some(want),
             "{name}:\n{}\n{}",
             stdout(&out),
             stderr(&out)
         );
+        // Every quick verdict rests on one repetition, and says so once.
+        let text = stdout(&out);
+        assert_eq!(
+            text.matches("verdicts rest on one seed").count(),
+            1,
+            "{name}: {text}"
+        );
+        assert!(text.contains("(n = 1)"), "{name}: {text}");
     }
 }
 
@@ -107,7 +130,9 @@ fn reproduce_matches_simulated_records_exactly_whatever_jobs() {
         .arg("experiments/double_lock_balance.lab")
         .output()
         .unwrap();
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    // Gating native claims are left undecided by `--mode sim`: exit 5.
+    let run_code = out.status.code();
+    assert_eq!(run_code, Some(5), "{}", stderr(&out));
     let again = tmp.path().join("again");
     let out = locklab()
         .arg("reproduce")
@@ -116,9 +141,10 @@ fn reproduce_matches_simulated_records_exactly_whatever_jobs() {
         .arg(&again)
         .output()
         .unwrap();
+    // `reproduce` exits as `run` did.
     assert_eq!(
         out.status.code(),
-        Some(0),
+        run_code,
         "{}\n{}",
         stdout(&out),
         stderr(&out)

@@ -1,8 +1,13 @@
 //! End-to-end tests of the `locklab` command: one binary, one module per concern.
 
 mod cli;
+mod conventions;
+mod durable;
+mod exit_codes;
 mod experiments;
+mod hostile;
 mod notebooks;
+mod slurm;
 mod topo;
 
 use std::path::{Path, PathBuf};
@@ -46,8 +51,9 @@ pub fn machine() -> std::sync::MutexGuard<'static, ()> {
 
 /// One quick run of the built-in quick-start experiment (both modes), shared by the
 /// tests that read a results directory. Native claims on a shared 2-core machine may
-/// fail by noise, so this accepts exit 1 (a claim failed) as well as 0; the simulated
-/// claims are held to exit 0 by their own test.
+/// fail or be flagged by the noise gate, so this accepts exit 1 (a claim failed) and 5
+/// (undecided) as well as 0; the simulated claims are held to their codes by their own
+/// test.
 pub fn quickstart_run() -> &'static Path {
     static DIR: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
     &DIR.get_or_init(|| {
@@ -60,7 +66,7 @@ pub fn quickstart_run() -> &'static Path {
             .output()
             .unwrap();
         assert!(
-            matches!(o.status.code(), Some(0 | 1)),
+            matches!(o.status.code(), Some(0 | 1 | 5)),
             "quick start run:\n{}\n{}",
             stdout(&o),
             stderr(&o)

@@ -3,7 +3,9 @@
 
 use super::figure::{BarFig, Fig, Figure, HeatFig, Kind, LineFig};
 use super::format::{fmt_tick, log_ticks, si, Unit};
-use super::legend::{color, draw_legend, fig_size, legend_width, series_style, Key, Marker};
+use super::legend::{
+    color, draw_legend, fig_size, legend_width, series_style, styled, Key, Marker, SeriesStyle,
+};
 use crate::error::{Error, Result};
 use crate::util;
 use plotters::coord::Shift;
@@ -73,37 +75,155 @@ pub(super) fn tx(v: f64, log: bool) -> f64 {
     }
 }
 
+/// How one axis writes its numbers, so that the label's unit is the unit of the
+/// ticks: a linear time axis is scaled to one unit (`wait p99 (µs)`, ticks `20`, `40`);
+/// a log time axis spans several units, so its ticks carry them (`10µs`, `1ms`) and
+/// its label does not.
+pub(super) struct AxisText {
+    pub(super) label: String,
+    unit: Unit,
+    log: bool,
+    divisor: f64,
+}
+
+impl AxisText {
+    pub(super) fn new(label: &str, unit: Unit, log: bool, max_abs: f64) -> Self {
+        if unit != Unit::Duration {
+            return AxisText {
+                label: label.to_string(),
+                unit,
+                log,
+                divisor: 1.0,
+            };
+        }
+        let base = label
+            .strip_suffix(" (ns)")
+            .or_else(|| label.strip_suffix(" (time)"))
+            .unwrap_or(label);
+        if log {
+            return AxisText {
+                label: base.to_string(),
+                unit,
+                log,
+                divisor: 1.0,
+            };
+        }
+        let (divisor, name) = time_unit(max_abs);
+        AxisText {
+            label: format!("{base} ({name})"),
+            unit,
+            log,
+            divisor,
+        }
+    }
+
+    /// The tick text at axis coordinate `v` (a log axis is in decades).
+    pub(super) fn tick(&self, v: f64) -> String {
+        let x = if self.log { 10f64.powf(v) } else { v };
+        match (self.unit, self.log) {
+            (Unit::Duration, false) => si(x / self.divisor),
+            _ => fmt_tick(x, self.unit),
+        }
+    }
+}
+
+/// The unit a linear time axis reaching `max_ns` is written in.
+pub(super) fn time_unit(max_ns: f64) -> (f64, &'static str) {
+    match max_ns.abs() {
+        m if m >= 1e9 => (1e9, "s"),
+        m if m >= 1e6 => (1e6, "ms"),
+        m if m >= 1e3 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    }
+}
+
+fn max_abs(vals: impl Iterator<Item = f64>) -> f64 {
+    vals.filter(|v| v.is_finite())
+        .fold(0.0, |m: f64, v| m.max(v.abs()))
+}
+
+/// The runs of a series to join with lines: consecutive points with no x value of
+/// the figure between them. A series that skips an x another series measured is not
+/// drawn across it (cna14 at 16 and 72 threads is not joined across 18, 36, 54).
+pub(super) fn segments(pts: &[(f64, f64)], all_x: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    for &p in pts {
+        if let Some(&(px, _)) = cur.last() {
+            let skipped = all_x.iter().any(|&x| x > px && x < p.0);
+            if skipped {
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.push(p);
+    }
+    out.push(cur);
+    out.retain(|s| s.len() > 1);
+    out
+}
+
+pub(super) fn style_of(i: usize, l: &super::figure::Line) -> SeriesStyle {
+    match l.style {
+        Some((c, v)) => styled(c, v),
+        None => series_style(i),
+    }
+}
+
+/// Sizes of a drawing at scale `k` (1: the SVG, 2: the PNG).
+#[derive(Clone, Copy)]
+pub(super) struct Px(pub(super) i32);
+
+impl Px {
+    pub(super) fn u(self, n: u32) -> u32 {
+        n * self.0 as u32
+    }
+    pub(super) fn i(self, n: i32) -> i32 {
+        n * self.0
+    }
+    fn font(self, n: u32) -> (&'static str, u32) {
+        ("sans-serif", self.u(n))
+    }
+}
+
+const TITLE: u32 = 24;
+const TICKS: u32 = 16;
+const AXIS: u32 = 18;
+
 pub(super) fn draw_line<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     f: &LineFig,
+    k: Px,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(s)?;
     let root = root
-        .margin(10, 0, 0, 0)
-        .titled(title, ("sans-serif", 22))
+        .margin(k.u(10), 0, 0, 0)
+        .titled(title, k.font(TITLE))
         .map_err(s)?;
     let labels: Vec<String> = f.lines.iter().map(|l| l.name.clone()).collect();
     let (w, _) = root.dim_in_pixel();
-    let (plot, legend) = root.split_horizontally(w - legend_width(&labels));
+    let (plot, legend) = root.split_horizontally(w - k.u(legend_width(&labels)));
     let xs = f.lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0));
     let ys = f
         .lines
         .iter()
-        .flat_map(|l| l.pts.iter().flat_map(|p| [p.1, p.2, p.3]));
+        .flat_map(|l| l.pts.iter().flat_map(|p| [p.1, p.2, p.3]))
+        .chain(f.bounds.iter().map(|b| b.y));
     let (x0, x1) = match &f.x_cats {
         Some(c) => (-0.5, c.len() as f64 - 0.5),
-        None => span(xs, f.log_x, false),
+        None => span(xs.clone(), f.log_x, false),
     };
+    let ymax = max_abs(ys.clone());
     let (y0, y1) = span(ys, f.log_y, true);
     let mut chart = ChartBuilder::on(&plot)
-        .margin(18)
-        .x_label_area_size(56)
-        .y_label_area_size(86)
+        .margin(k.u(18))
+        .x_label_area_size(k.u(60))
+        .y_label_area_size(k.u(80))
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(s)?;
     let (log_x, log_y) = (f.log_x, f.log_y);
-    let (xu, yu) = (f.x_unit, f.y_unit);
+    let xt = AxisText::new(&f.x_label, f.x_unit, log_x, max_abs(xs));
+    let yt = AxisText::new(&f.y_label, f.y_unit, log_y, ymax);
     let cats = f.x_cats.clone();
     let int_x = cats.is_none()
         && !log_x
@@ -111,7 +231,7 @@ pub(super) fn draw_line<DB: DrawingBackend>(
             .iter()
             .all(|l| l.pts.iter().all(|p| p.0.fract() == 0.0))
         && x1 - x0 <= 40.0;
-    let xfmt = move |v: &f64| match &cats {
+    let xfmt = |v: &f64| match &cats {
         None if int_x && (v - v.round()).abs() > 1e-6 => String::new(),
         Some(c) => {
             let i = v.round();
@@ -121,17 +241,18 @@ pub(super) fn draw_line<DB: DrawingBackend>(
                 String::new()
             }
         }
-        None => fmt_tick(if log_x { 10f64.powf(*v) } else { *v }, xu),
+        None => xt.tick(*v),
     };
-    let yfmt = move |v: &f64| fmt_tick(if log_y { 10f64.powf(*v) } else { *v }, yu);
+    let yfmt = |v: &f64| yt.tick(*v);
     let mut mesh = chart.configure_mesh();
-    mesh.x_desc(f.x_label.as_str())
-        .y_desc(f.y_label.as_str())
+    mesh.x_desc(xt.label.as_str())
+        .y_desc(yt.label.as_str())
         .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .light_line_style(RGBColor(235, 235, 235));
+        .label_style(k.font(TICKS))
+        .axis_desc_style(k.font(AXIS))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215));
     if let Some(c) = &f.x_cats {
         mesh.x_labels(c.len().max(2) * 2 + 1);
     } else if int_x {
@@ -143,8 +264,78 @@ pub(super) fn draw_line<DB: DrawingBackend>(
         mesh.y_labels(log_ticks(y1 - y0));
     }
     mesh.draw().map_err(s)?;
+    // Node boundaries first, under the data.
+    let grey = RGBColor(120, 120, 120);
+    for b in &f.boundaries {
+        let x = tx(b.x, log_x);
+        if x <= x0 || x >= x1 {
+            continue;
+        }
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x, y0), (x, y1)],
+                k.u(4),
+                k.u(4),
+                grey.stroke_width(k.u(1)),
+            ))
+            .map_err(s)?;
+        let style = TextStyle::from(k.font(13).into_font()).color(&grey);
+        chart
+            .draw_series([Text::new(
+                b.label.clone(),
+                (x, y1 - (y1 - y0) * 0.02),
+                style,
+            )])
+            .map_err(s)?;
+    }
+    // Claims' bounds: a thin dashed red line, labelled at the right.
+    let red = RGBColor(190, 30, 45);
+    for b in &f.bounds {
+        if log_y && b.y <= 0.0 {
+            continue;
+        }
+        let y = tx(b.y, log_y);
+        // A claim about one point: a short mark at its x; else across the figure.
+        let (a, z) = match b.x {
+            Some((lo, hi)) if lo.is_finite() && (!log_x || lo > 0.0) => {
+                let half = (x1 - x0) * 0.035;
+                (
+                    (tx(lo, log_x) - half).max(x0),
+                    (tx(hi, log_x) + half).min(x1),
+                )
+            }
+            _ => (x0, x1),
+        };
+        chart
+            .draw_series([PathElement::new(
+                vec![(a, y), (z, y)],
+                red.stroke_width(k.u(2)),
+            )])
+            .map_err(s)?;
+        let style = TextStyle::from(k.font(13).into_font()).color(&red).pos(
+            plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Right,
+                plotters::style::text_anchor::VPos::Bottom,
+            ),
+        );
+        chart
+            .draw_series([Text::new(b.label.clone(), (z, y), style)])
+            .map_err(s)?;
+    }
+    let all_x: Vec<f64> = if !f.swept_x {
+        Vec::new()
+    } else {
+        let mut v: Vec<f64> = f
+            .lines
+            .iter()
+            .flat_map(|l| l.pts.iter().map(|p| tx(p.0, log_x)))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
     for (i, l) in f.lines.iter().enumerate() {
-        let st = series_style(i);
+        let st = style_of(i, l);
         let c = st.color;
         let pts: Vec<(f64, f64)> = l
             .pts
@@ -153,32 +344,46 @@ pub(super) fn draw_line<DB: DrawingBackend>(
             .map(|p| (tx(p.0, log_x), tx(p.1, log_y)))
             .collect();
         if !f.markers_only {
-            if st.dashed {
-                chart
-                    .draw_series(DashedLineSeries::new(pts.clone(), 9, 5, c.stroke_width(2)))
-                    .map_err(s)?;
-            } else {
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                    .map_err(s)?;
+            for seg in segments(&pts, &all_x) {
+                if st.dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            seg,
+                            k.u(9),
+                            k.u(5),
+                            c.stroke_width(k.u(2)),
+                        ))
+                        .map_err(s)?;
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(seg, c.stroke_width(k.u(2))))
+                        .map_err(s)?;
+                }
             }
         }
+        let r = k.i(4);
         match st.marker {
             Marker::Circle => chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))
+                .draw_series(pts.iter().map(|&p| Circle::new(p, r, c.filled())))
                 .map(|_| ()),
             Marker::Triangle => chart
-                .draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 5, c.filled())))
+                .draw_series(
+                    pts.iter()
+                        .map(|&p| TriangleMarker::new(p, k.i(5), c.filled())),
+                )
                 .map(|_| ()),
             Marker::Square => {
                 chart
                     .draw_series(pts.iter().map(|&p| {
-                        EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], c.filled())
+                        EmptyElement::at(p) + Rectangle::new([(-r, -r), (r, r)], c.filled())
                     }))
                     .map(|_| ())
             }
             Marker::Cross => chart
-                .draw_series(pts.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2))))
+                .draw_series(
+                    pts.iter()
+                        .map(|&p| Cross::new(p, r, c.stroke_width(k.u(2)))),
+                )
                 .map(|_| ()),
         }
         .map_err(s)?;
@@ -190,11 +395,12 @@ pub(super) fn draw_line<DB: DrawingBackend>(
             }
             let x = tx(p.0, log_x);
             let (a, b) = (tx(p.2, log_y), tx(p.3, log_y));
+            let st = c.stroke_width(k.u(1));
             chart
                 .draw_series([
-                    PathElement::new(vec![(x, a), (x, b)], c.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, a), (x + cap, a)], c.stroke_width(1)),
-                    PathElement::new(vec![(x - cap, b), (x + cap, b)], c.stroke_width(1)),
+                    PathElement::new(vec![(x, a), (x, b)], st),
+                    PathElement::new(vec![(x - cap, a), (x + cap, a)], st),
+                    PathElement::new(vec![(x - cap, b), (x + cap, b)], st),
                 ])
                 .map_err(s)?;
         }
@@ -203,10 +409,10 @@ pub(super) fn draw_line<DB: DrawingBackend>(
         .lines
         .iter()
         .enumerate()
-        .map(|(i, l)| (l.name.clone(), Key::Line(series_style(i), f.markers_only)))
+        .map(|(i, l)| (l.name.clone(), Key::Line(style_of(i, l), f.markers_only)))
         .collect();
     if legend.dim_in_pixel().0 > 0 {
-        draw_legend(&legend, &entries)?;
+        draw_legend(&legend, &entries, k.0)?;
     }
     root.present().map_err(s)
 }
@@ -215,29 +421,32 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     f: &BarFig,
+    k: Px,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(s)?;
     let root = root
-        .margin(10, 0, 0, 0)
-        .titled(title, ("sans-serif", 22))
+        .margin(k.u(10), 0, 0, 0)
+        .titled(title, k.font(TITLE))
         .map_err(s)?;
     let labels: Vec<String> = f.groups.iter().map(|g| g.0.clone()).collect();
     let (w, _) = root.dim_in_pixel();
-    let (plot, legend) = root.split_horizontally(w - legend_width(&labels));
+    let (plot, legend) = root.split_horizontally(w - k.u(legend_width(&labels)));
     let ys = f
         .groups
         .iter()
         .flat_map(|g| g.1.iter().flat_map(|p| [p.0, p.1, p.2]));
+    let ymax = max_abs(ys.clone());
     let (y0, y1) = span(ys, f.log_y, true);
     let y0 = if f.log_y { y0 } else { y0.min(0.0) };
     let n = f.cats.len();
     let mut chart = ChartBuilder::on(&plot)
-        .margin(18)
-        .x_label_area_size(56)
-        .y_label_area_size(86)
+        .margin(k.u(18))
+        .x_label_area_size(k.u(60))
+        .y_label_area_size(k.u(80))
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), y0..y1)
         .map_err(s)?;
     let log_y = f.log_y;
+    let yt = AxisText::new(&f.y_label, Unit::Duration, log_y, ymax);
     let cats = f.cats.clone();
     let step = (n / 24).max(1);
     let xfmt = move |v: &f64| {
@@ -249,23 +458,24 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
             String::new()
         }
     };
-    let yfmt = move |v: &f64| fmt_tick(if log_y { 10f64.powf(*v) } else { *v }, Unit::Duration);
+    let yfmt = |v: &f64| yt.tick(*v);
     chart
         .configure_mesh()
         .y_labels(if log_y { log_ticks(y1 - y0) } else { 10 })
         .disable_x_mesh()
         .x_labels((n * 2 + 1).min(97))
         .x_desc(f.x_label.as_str())
-        .y_desc(f.y_label.as_str())
+        .y_desc(yt.label.as_str())
         .x_label_formatter(&xfmt)
         .y_label_formatter(&yfmt)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .light_line_style(RGBColor(235, 235, 235))
+        .label_style(k.font(TICKS))
+        .axis_desc_style(k.font(AXIS))
+        .light_line_style(RGBColor(240, 240, 240))
+        .bold_line_style(RGBColor(215, 215, 215))
         .draw()
         .map_err(s)?;
-    let k = f.groups.len().max(1) as f64;
-    let width = 0.8 / k;
+    let groups = f.groups.len().max(1) as f64;
+    let width = 0.8 / groups;
     for (gi, (_, vals)) in f.groups.iter().enumerate() {
         let c = color(gi);
         let bars: Vec<Rectangle<(f64, f64)>> = vals
@@ -286,7 +496,7 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
             chart
                 .draw_series([PathElement::new(
                     vec![(x, tx(v.1, log_y)), (x, tx(v.2, log_y))],
-                    BLACK.stroke_width(1),
+                    BLACK.stroke_width(k.u(1)),
                 )])
                 .map_err(s)?;
         }
@@ -298,29 +508,40 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
         .map(|(i, g)| (g.0.clone(), Key::Bar(color(i))))
         .collect();
     if legend.dim_in_pixel().0 > 0 {
-        draw_legend(&legend, &entries)?;
+        draw_legend(&legend, &entries, k.0)?;
     }
     root.present().map_err(s)
 }
 
+/// A perceptually uniform sequential colour map (viridis, sampled at nine points and
+/// interpolated), t in [0, 1]: equal steps look equal, dark to light, and it stays
+/// readable in grey and for the common colour-vision deficiencies.
 pub(super) fn heat_color(t: f64) -> RGBColor {
-    // White → blue → dark red, t in [0, 1].
-    let t = t.clamp(0.0, 1.0);
-    let lerp = |a: f64, b: f64, u: f64| (a + (b - a) * u) as u8;
-    if t < 0.5 {
-        let u = t * 2.0;
-        RGBColor(
-            lerp(247.0, 66.0, u),
-            lerp(251.0, 146.0, u),
-            lerp(255.0, 198.0, u),
-        )
+    const STOPS: [(u8, u8, u8); 9] = [
+        (68, 1, 84),
+        (71, 44, 122),
+        (59, 81, 139),
+        (44, 113, 142),
+        (33, 144, 141),
+        (39, 173, 129),
+        (92, 200, 99),
+        (170, 220, 50),
+        (253, 231, 37),
+    ];
+    let t = t.clamp(0.0, 1.0) * (STOPS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(STOPS.len() - 2);
+    let u = t - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let lerp = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * u).round() as u8;
+    RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
+}
+
+/// Where a value sits on the heat map's log colour scale from `lo` to `hi`.
+pub(super) fn heat_t(v: f64, lo: f64, hi: f64) -> f64 {
+    if hi > lo {
+        (v.max(lo).ln() - lo.ln()) / (hi.ln() - lo.ln())
     } else {
-        let u = (t - 0.5) * 2.0;
-        RGBColor(
-            lerp(66.0, 165.0, u),
-            lerp(146.0, 15.0, u),
-            lerp(198.0, 21.0, u),
-        )
+        0.5
     }
 }
 
@@ -328,8 +549,13 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     f: &HeatFig,
+    k: Px,
 ) -> DrawResult {
     root.fill(&WHITE).map_err(s)?;
+    let root = root
+        .margin(k.u(10), 0, 0, 0)
+        .titled(title, k.font(TITLE))
+        .map_err(s)?;
     let n = f.nodes.len();
     let vals: Vec<f64> = f
         .value
@@ -338,18 +564,25 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
         .copied()
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
-    let (lo, hi) = (
-        vals.iter().copied().fold(f64::INFINITY, f64::min).max(1.0),
-        vals.iter()
-            .copied()
-            .fold(f64::NEG_INFINITY, f64::max)
-            .max(1.0),
-    );
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
-        .margin(18)
-        .x_label_area_size(56)
-        .y_label_area_size(86)
+    let hi = vals
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(1.0);
+    // At least a decade of colour: 46 µs against 70 µs is a modest difference and
+    // must not look like black against white.
+    let lo = vals
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .max(1.0)
+        .min(hi / 10.0);
+    let (w, _) = root.dim_in_pixel();
+    let (plot, bar) = root.split_horizontally(w - k.u(170));
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(k.u(18))
+        .x_label_area_size(k.u(60))
+        .y_label_area_size(k.u(90))
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), -0.5..(n as f64 - 0.5))
         .map_err(s)?;
     // Rows top to bottom in node order, as in the tables.
@@ -372,40 +605,28 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
             String::new()
         }
     };
-    let x_desc = format!(
-        "next holder's node (to); colour: {} from {} (light) to {} (dark); hand-offs in brackets",
-        f.value_label,
-        fmt_tick(lo, Unit::Duration),
-        fmt_tick(hi, Unit::Duration)
-    );
     chart
         .configure_mesh()
         .disable_mesh()
         .x_labels(n * 2 + 1)
         .y_labels(n * 2 + 1)
-        .x_desc(x_desc.as_str())
+        .x_desc("next holder's node (to); hand-off counts in brackets")
         .y_desc("previous holder's node (from)")
         .x_label_formatter(&xl)
         .y_label_formatter(&yl)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(k.font(TICKS))
+        .axis_desc_style(k.font(AXIS - 1))
         .draw()
         .map_err(s)?;
-    let font_size = if n > 8 { 10 } else { 15 };
+    let font_size = if n > 8 { 11 } else { 16 };
     for i in 0..n {
         for j in 0..n {
             let v = f.value[i][j];
-            let t = if v.is_finite() && v > 0.0 && hi > lo {
-                (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
-            } else if v.is_finite() {
-                0.5
-            } else {
-                0.0
-            };
-            let fill = if v.is_finite() {
+            let t = heat_t(v, lo, hi);
+            let fill = if v.is_finite() && v > 0.0 {
                 heat_color(t)
             } else {
-                RGBColor(230, 230, 230)
+                RGBColor(235, 235, 235)
             };
             let (x, y) = (j as f64, row(i));
             chart
@@ -414,13 +635,18 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
                     fill.filled(),
                 )])
                 .map_err(s)?;
-            let ink = if t > 0.55 { WHITE } else { BLACK };
+            // Dark text on the light end of the map, white on the dark end.
+            let ink = if v.is_finite() && v > 0.0 && t < 0.6 {
+                WHITE
+            } else {
+                BLACK
+            };
             let text = if v.is_finite() {
                 format!("{} ({})", fmt_tick(v, Unit::Duration), si(f.count[i][j]))
             } else {
                 "—".into()
             };
-            let style = TextStyle::from(("sans-serif", font_size).into_font())
+            let style = TextStyle::from(k.font(font_size).into_font())
                 .color(&ink)
                 .pos(plotters::style::text_anchor::Pos::new(
                     plotters::style::text_anchor::HPos::Center,
@@ -431,14 +657,99 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
                 .map_err(s)?;
         }
     }
+    draw_colour_bar(&bar, &f.value_label, lo, hi, k)?;
     root.present().map_err(s)
 }
 
-pub(super) fn draw_any<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Fig) -> DrawResult {
+/// The heat map's colour scale: a vertical bar from `lo` (bottom) to `hi` (top), on
+/// the same log scale as the cells, with ticks in time units.
+fn draw_colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    label: &str,
+    lo: f64,
+    hi: f64,
+    k: Px,
+) -> DrawResult {
+    let (_, h) = area.dim_in_pixel();
+    let (top, bottom) = (k.i(40), h as i32 - k.i(90));
+    if bottom <= top {
+        return Ok(());
+    }
+    let (x0, x1) = (k.i(20), k.i(44));
+    let steps = (bottom - top).max(1);
+    for py in top..bottom {
+        let t = 1.0 - (py - top) as f64 / steps as f64;
+        area.draw(&Rectangle::new(
+            [(x0, py), (x1, py + 1)],
+            heat_color(t).filled(),
+        ))
+        .map_err(s)?;
+    }
+    area.draw(&Rectangle::new(
+        [(x0, top), (x1, bottom)],
+        BLACK.stroke_width(k.u(1)),
+    ))
+    .map_err(s)?;
+    let font = k.font(TICKS - 1).into_font().color(&BLACK);
+    let y_of = |v: f64| bottom - (heat_t(v, lo, hi) * steps as f64).round() as i32;
+    let mut ticks: Vec<f64> = vec![lo, hi];
+    if hi > lo {
+        // Values 1, 2 and 5 times a power of ten between the ends.
+        let mut d = 10f64.powf(lo.log10().floor());
+        while d <= hi {
+            for m in [1.0, 2.0, 5.0] {
+                let v = d * m;
+                if v > lo * 1.15 && v < hi / 1.15 {
+                    ticks.push(v);
+                }
+            }
+            d *= 10.0;
+        }
+    }
+    let mut last_y: Option<i32> = None;
+    ticks.sort_by(|a, b| b.total_cmp(a));
+    ticks.dedup();
+    for v in ticks {
+        let y = y_of(v);
+        if last_y.is_some_and(|l| (y - l).abs() < k.i(18)) {
+            continue;
+        }
+        last_y = Some(y);
+        area.draw(&PathElement::new(
+            vec![(x1, y), (x1 + k.i(6), y)],
+            BLACK.stroke_width(k.u(1)),
+        ))
+        .map_err(s)?;
+        area.draw(&Text::new(
+            fmt_tick(v, Unit::Duration),
+            (x1 + k.i(9), y - k.i(8)),
+            font.clone(),
+        ))
+        .map_err(s)?;
+    }
+    area.draw(&Text::new(
+        label.to_string(),
+        (x0 - k.i(6), bottom + k.i(20)),
+        font.clone(),
+    ))
+    .map_err(s)?;
+    area.draw(&Text::new(
+        "(log scale)".to_string(),
+        (x0 - k.i(6), bottom + k.i(40)),
+        font,
+    ))
+    .map_err(s)
+}
+
+pub(super) fn draw_any<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &Fig,
+    k: Px,
+) -> DrawResult {
     match &fig.kind {
-        Kind::Line(l) => draw_line(root, &fig.title, l),
-        Kind::Bar(b) => draw_bars(root, &fig.title, b),
-        Kind::Heat(h) => draw_heat(root, &fig.title, h),
+        Kind::Line(l) => draw_line(root, &fig.title, l, k),
+        Kind::Bar(b) => draw_bars(root, &fig.title, b, k),
+        Kind::Heat(h) => draw_heat(root, &fig.title, h, k),
     }
 }
 
@@ -473,6 +784,9 @@ pub(super) fn encode_png(rgb: &[u8], w: u32, h: u32) -> std::result::Result<Vec<
     Ok(out)
 }
 
+/// The PNG's scale over the SVG's pixel size.
+pub(super) const PNG_SCALE: i32 = 2;
+
 pub(super) fn render(fig: &Fig, dir: &Path) -> Result<Figure> {
     register_fonts();
     let name = safe_name(&fig.name);
@@ -484,17 +798,19 @@ pub(super) fn render(fig: &Fig, dir: &Path) -> Result<Figure> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        draw_any(&root, fig).map_err(err)?;
+        draw_any(&root, fig, Px(1)).map_err(err)?;
     }
     let svg_path = dir.join(format!("{name}.svg"));
     util::write_atomic(&svg_path, svg.as_bytes())?;
+    // The PNG at twice the size, every length doubled: print resolution, same layout.
     let png_path = dir.join(format!("{name}.png"));
-    let mut rgb = vec![0u8; (w * h * 3) as usize];
+    let (pw, ph) = (w * PNG_SCALE as u32, h * PNG_SCALE as u32);
+    let mut rgb = vec![0u8; (pw * ph * 3) as usize];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw_any(&root, fig).map_err(err)?;
+        let root = BitMapBackend::with_buffer(&mut rgb, (pw, ph)).into_drawing_area();
+        draw_any(&root, fig, Px(PNG_SCALE)).map_err(err)?;
     }
-    let png = encode_png(&rgb, w, h).map_err(err)?;
+    let png = encode_png(&rgb, pw, ph).map_err(err)?;
     util::write_atomic(&png_path, &png)?;
     Ok(Figure {
         name,

@@ -3,7 +3,7 @@
 
 use super::figure::{wants_log, Line, LineFig};
 use super::format::{axis_label, axis_unit, metric_label, unit_of_metric};
-use super::spec::{key_value, matches_select, rows, series_name, varying, Row};
+use super::spec::{is_lock_key, key_value, rows, series_name, varying, Row};
 use crate::error::Result;
 use crate::pipeline::estimates;
 use crate::stats::Estimate;
@@ -23,32 +23,79 @@ pub(super) struct Facet {
     pub(super) fig: LineFig,
     /// Thread counts of the points shown.
     pub(super) threads: BTreeSet<u32>,
+    /// The points shown (indices into the plan's points).
+    pub(super) points: BTreeSet<u32>,
 }
 
-/// Split `keys` (the series grouping) into facet keys and series keys: while some
-/// figure would hold more than [`MAX_SERIES`] series, the first key (in the plan's
-/// axis order) other than `lock` becomes a facet: one figure per value. Locks stay
-/// together, as they are what a figure compares.
-pub(super) fn split_facets(rows: &[Row], keys: &[String]) -> (Vec<String>, Vec<String>) {
-    let mut facet: Vec<String> = Vec::new();
-    let mut series: Vec<String> = keys.to_vec();
+/// Whether `key` says which lock a series is: the lock axis, or one of the lock's own
+/// parameters (cna's threshold). Figures split on other keys first, so that a lock is
+/// never parted from its baseline.
+fn names_lock(rows: &[Row], key: &String) -> bool {
+    rows.iter()
+        .any(|r| is_lock_key(r.point, key) || r.point.lock.params.contains(key))
+}
+
+/// Split the series keys into small multiples until one figure can tell its series
+/// apart: colour shows one key and marker and dash a second, so a figure keeps at most
+/// two keys, at most [`TWO_KEY_SERIES`] series with two and [`MAX_SERIES`] with one.
+/// Each split takes the key with the most values among those that do not name the
+/// lock ([`names_lock`]): it leaves the fewest series per figure, so the fewest
+/// figures. Locks stay together: they are what a figure compares.
+pub(super) fn split_facets(
+    rows: &[Row],
+    mut facet: Vec<String>,
+    mut series: Vec<String>,
+) -> (Vec<String>, Vec<String>) {
     loop {
-        let mut per: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for r in rows {
-            per.entry(series_name(r.point, &facet))
-                .or_default()
-                .insert(series_name(r.point, &series));
-        }
-        let most = per.values().map(BTreeSet::len).max().unwrap_or(0);
-        if most <= MAX_SERIES {
+        let count = rows
+            .iter()
+            .map(|r| series_name(r.point, &series))
+            .collect::<BTreeSet<_>>()
+            .len();
+        let too_many =
+            series.len() > 2 || (series.len() == 2 && count > TWO_KEY_SERIES) || count > MAX_SERIES;
+        if !too_many {
             break;
         }
-        let Some(i) = series.iter().position(|k| k != "lock") else {
+        let values = |k: &String| {
+            rows.iter()
+                .map(|r| series_name(r.point, std::slice::from_ref(k)))
+                .collect::<BTreeSet<_>>()
+                .len()
+        };
+        let Some(i) = (0..series.len())
+            .filter(|&i| !names_lock(rows, &series[i]))
+            .max_by_key(|&i| (values(&series[i]), std::cmp::Reverse(i)))
+        else {
             break;
         };
         facet.push(series.remove(i));
     }
     (facet, series)
+}
+
+/// Most series a figure draws with two keys (colour × marker) before splitting.
+pub(super) const TWO_KEY_SERIES: usize = 4;
+
+/// Lines named `a, b` (two grouping keys): colour by `a`, marker and dash by `b`.
+pub(super) fn style_by_two_keys(lines: &mut [Line]) {
+    let mut firsts: Vec<String> = Vec::new();
+    let mut seconds: Vec<String> = Vec::new();
+    for line in lines.iter_mut() {
+        let Some((a, b)) = line.name.split_once(", ") else {
+            return;
+        };
+        let index = |v: &mut Vec<String>, x: &str| match v.iter().position(|y| y == x) {
+            Some(i) => i,
+            None => {
+                v.push(x.to_string());
+                v.len() - 1
+            }
+        };
+        let c = index(&mut firsts, a);
+        let d = index(&mut seconds, b);
+        line.style = Some((c, d));
+    }
 }
 
 /// What a metric-vs-axis figure shows.
@@ -59,8 +106,8 @@ pub(super) struct VsSpec<'a> {
     pub(super) x: &'a str,
     /// The series keys; `None`: every other varying axis.
     pub(super) group: Option<&'a [String]>,
-    /// Only points matching this selection.
-    pub(super) select: &'a [(String, Value)],
+    /// Only these points (indices into the plan's points); `None`: every point.
+    pub(super) points: Option<&'a BTreeSet<u32>>,
     pub(super) mode: &'a str,
     /// Log scales (x, y) asked for; `None`: decided by the data's span.
     pub(super) log: (Option<bool>, Option<bool>),
@@ -78,7 +125,7 @@ impl<'a> VsSpec<'a> {
             metric,
             x,
             group: None,
-            select: &[],
+            points: None,
             mode,
             log: (None, None),
             skip_lock: None,
@@ -98,7 +145,7 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
         metric,
         x,
         group,
-        select,
+        points,
         mode,
         log,
         skip_lock,
@@ -107,7 +154,8 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
     let est: Vec<Estimate> = estimates(df, metric)?;
     let mut rows: Vec<Row> = rows(plan, df)?
         .into_iter()
-        .filter(|r| r.mode == mode && matches_select(r.point, mode, select) && !est[r.i].is_nan())
+        .filter(|r| r.mode == mode && !est[r.i].is_nan())
+        .filter(|r| points.is_none_or(|s| s.contains(&(r.point.index as u32))))
         .filter(|r| Some(r.point.lock.name.as_str()) != skip_lock)
         .filter(|r| key_value(r.point, x).is_some())
         .collect();
@@ -138,8 +186,9 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
                 .collect(),
             g.to_vec(),
         ),
-        None => split_facets(&rows, &all_varying),
+        None => (Vec::new(), all_varying),
     };
+    let (facet_keys, keys) = split_facets(&rows, facet_keys, keys);
     let xv: Vec<Value> = rows.iter().filter_map(|r| key_value(r.point, x)).collect();
     let numeric = xv.iter().all(|v| v.as_f64().is_some());
     let cats: Option<Vec<String>> = (!numeric).then(|| {
@@ -155,6 +204,7 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
     type Series = Vec<(String, Vec<(f64, f64, f64, f64)>)>;
     let mut facets: Vec<(String, Series)> = Vec::new();
     let mut threads: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
+    let mut shown: BTreeMap<String, BTreeSet<u32>> = BTreeMap::new();
     for r in &rows {
         let flabel = series_name(r.point, &facet_keys);
         let flabel = if facet_keys.is_empty() {
@@ -166,6 +216,10 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
             .entry(flabel.clone())
             .or_default()
             .insert(r.point.threads);
+        shown
+            .entry(flabel.clone())
+            .or_default()
+            .insert(r.point.index as u32);
         let name = series_name(r.point, &keys);
         let v = key_value(r.point, x).unwrap_or(Value::Int(0));
         let xf = match &cats {
@@ -192,13 +246,16 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
     }
     let mut out = Vec::new();
     for (label, series) in facets {
-        let lines: Vec<Line> = series
+        let mut lines: Vec<Line> = series
             .into_iter()
             .map(|(name, mut pts)| {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Line { name, pts }
+                Line::new(name, pts)
             })
             .collect();
+        if keys.len() == 2 {
+            style_by_two_keys(&mut lines);
+        }
         let log_x = log.0.unwrap_or_else(|| {
             cats.is_none() && wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.0)))
         });
@@ -207,6 +264,7 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
             .unwrap_or_else(|| wants_log(lines.iter().flat_map(|l| l.pts.iter().map(|p| p.1))));
         out.push(Facet {
             threads: threads.remove(&label).unwrap_or_default(),
+            points: shown.remove(&label).unwrap_or_default(),
             label,
             fig: LineFig {
                 x_label: if x == "lock" {
@@ -222,6 +280,8 @@ pub(super) fn metric_vs(plan: &Plan, df: &DataFrame, vs: &VsSpec) -> Result<Vec<
                 log_y,
                 x_cats: cats.clone(),
                 markers_only: false,
+                swept_x: true,
+                ..Default::default()
             },
         });
     }

@@ -16,14 +16,44 @@ pub struct Figure {
     pub png_path: PathBuf,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Line {
     pub(super) name: String,
     /// (x, y, lo, hi)
     pub(super) pts: Vec<(f64, f64, f64, f64)>,
+    /// (colour, variant): series that share the first grouping key share a colour, the
+    /// second key changes marker and dash. `None`: one style per series, in order.
+    pub(super) style: Option<(usize, usize)>,
 }
 
-#[derive(Debug, Clone)]
+impl Line {
+    pub(super) fn new(name: String, pts: Vec<(f64, f64, f64, f64)>) -> Self {
+        Line {
+            name,
+            pts,
+            style: None,
+        }
+    }
+}
+
+/// A claim's bound drawn on a figure: a horizontal mark at `y`, across the figure, or
+/// only over the x range `x` of the points the claims are about.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Bound {
+    pub(super) y: f64,
+    pub(super) x: Option<(f64, f64)>,
+    /// `s10_lock2 ≥ 1.7`.
+    pub(super) label: String,
+}
+
+/// A vertical marker on a thread axis: where the threads first reach a new NUMA node.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Boundary {
+    pub(super) x: f64,
+    pub(super) label: String,
+}
+
+#[derive(Debug, Clone, Default)]
 pub(super) struct LineFig {
     pub(super) x_label: String,
     pub(super) y_label: String,
@@ -35,6 +65,13 @@ pub(super) struct LineFig {
     /// Category names when x is categorical (x = index).
     pub(super) x_cats: Option<Vec<String>>,
     pub(super) markers_only: bool,
+    /// Claims' bounds on the y values shown.
+    pub(super) bounds: Vec<Bound>,
+    /// Node boundaries on a thread axis.
+    pub(super) boundaries: Vec<Boundary>,
+    /// x is a swept axis: a series is not joined across an x value it was not
+    /// measured at but another series was.
+    pub(super) swept_x: bool,
 }
 
 /// A series of bars: its name and, per category, (value, lo, hi).
@@ -52,6 +89,7 @@ pub(super) struct BarFig {
 
 #[derive(Debug, Clone)]
 pub(super) struct HeatFig {
+    /// Row (from) and column (to) labels: node ids.
     pub(super) nodes: Vec<u32>,
     /// [from][to]
     pub(super) value: Vec<Vec<f64>>,

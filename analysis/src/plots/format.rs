@@ -5,8 +5,9 @@ use locklab_model::plan::{Plan, Value};
 use locklab_model::units;
 
 /// How numbers on an axis are written.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub(super) enum Unit {
+    #[default]
     Plain,
     Duration,
     Size,
@@ -48,6 +49,14 @@ pub(super) fn si(v: f64) -> String {
         return "0".into();
     }
     let a = v.abs();
+    if a < 0.01 {
+        // Tail fractions (1e-3, 5e-5): a power of ten reads better than 0.000.
+        let e = a.log10().floor();
+        let m = v / 10f64.powf(e);
+        let m = format!("{m:.1}");
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        return format!("{m}e{e}");
+    }
     let (d, s) = if a >= 1e9 {
         (1e9, "G")
     } else if a >= 1e6 {
@@ -131,6 +140,8 @@ mod tests {
         assert_eq!(fmt_tick(1_500_000.0, Unit::Plain), "1.5M");
         assert_eq!(fmt_tick(1_250_000.0, Unit::Plain), "1.25M");
         assert_eq!(fmt_tick(-1e-17, Unit::Plain), "0");
+        assert_eq!(fmt_tick(1e-4, Unit::Plain), "1e-4");
+        assert_eq!(fmt_tick(0.005, Unit::Plain), "5e-3");
         assert_eq!(fmt_tick(131_072.0, Unit::Size), "128KiB");
         assert_eq!(metric_label("wait_p99_ns"), "wait p99 (ns)");
         assert_eq!(metric_label("speedup"), "speedup over baseline (×)");

@@ -47,16 +47,21 @@ pub(super) struct SeriesStyle {
 }
 
 pub(super) fn series_style(i: usize) -> SeriesStyle {
-    let round = i / COLORS.len();
+    styled(i, i / COLORS.len())
+}
+
+/// Colour `colour` with marker and dash `variant`: a second grouping key changes the
+/// marker and the dash, so colour never encodes two variables at once.
+pub(super) fn styled(colour: usize, variant: usize) -> SeriesStyle {
     SeriesStyle {
-        color: color(i),
+        color: color(colour),
         marker: [
             Marker::Circle,
             Marker::Triangle,
             Marker::Square,
             Marker::Cross,
-        ][round % 4],
-        dashed: round % 2 == 1,
+        ][variant % 4],
+        dashed: variant % 2 == 1,
     }
 }
 
@@ -67,8 +72,8 @@ pub(super) enum Key {
     Bar(RGBColor),
 }
 
-pub(super) const LEGEND_FONT: u32 = 14;
-pub(super) const LEGEND_ROW: i32 = 19;
+pub(super) const LEGEND_FONT: u32 = 15;
+pub(super) const LEGEND_ROW: i32 = 20;
 /// Characters per legend line; longer labels wrap at ", ".
 pub(super) const LEGEND_CHARS: usize = 34;
 
@@ -104,8 +109,8 @@ pub(super) fn legend_width(labels: &[String]) -> u32 {
         .map(|l| l.chars().count())
         .max()
         .unwrap_or(0);
-    // DejaVu Sans at 14 px: about 8 px per character; 44 px for the key.
-    (chars as u32 * 8 + 60).clamp(110, 340)
+    // DejaVu Sans at 15 px: about 8.5 px per character; 44 px for the key.
+    (chars as u32 * 17 / 2 + 60).clamp(110, 360)
 }
 
 /// Height a legend of these labels needs, in pixels.
@@ -132,19 +137,24 @@ pub(super) fn legend_labels(fig: &Fig) -> Vec<String> {
     }
 }
 
-/// Draw a legend in its own column, so it never hides data.
+/// Draw a legend in its own column, so it never hides data; `k` scales every size
+/// (2 for the PNG, 1 for the SVG).
 pub(super) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[(String, Key)],
+    k: i32,
 ) -> DrawResult {
     let (w, _) = area.dim_in_pixel();
     if w == 0 || entries.is_empty() {
         return Ok(());
     }
-    let mut y = 30i32;
-    let font = ("sans-serif", LEGEND_FONT).into_font().color(&BLACK);
+    let mut y = 30 * k;
+    let font = ("sans-serif", LEGEND_FONT * k as u32)
+        .into_font()
+        .color(&BLACK);
+    let stroke = 2 * k as u32;
     for (label, key) in entries {
-        let ky = y + LEGEND_ROW / 2 - 2;
+        let ky = y + (LEGEND_ROW / 2 - 1) * k;
         match *key {
             Key::Line(st, markers_only) => {
                 let c = st.color;
@@ -152,32 +162,35 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                     if st.dashed {
                         for x in [4, 16, 28] {
                             area.draw(&PathElement::new(
-                                vec![(x, ky), (x + 8, ky)],
-                                c.stroke_width(2),
+                                vec![(x * k, ky), ((x + 8) * k, ky)],
+                                c.stroke_width(stroke),
                             ))
                             .map_err(s)?;
                         }
                     } else {
                         area.draw(&PathElement::new(
-                            vec![(4, ky), (36, ky)],
-                            c.stroke_width(2),
+                            vec![(4 * k, ky), (36 * k, ky)],
+                            c.stroke_width(stroke),
                         ))
                         .map_err(s)?;
                     }
                 }
-                draw_marker_px(area, (20, ky), st)?;
+                draw_marker_px(area, (20 * k, ky), st, k)?;
             }
             Key::Bar(c) => {
-                area.draw(&Rectangle::new([(8, ky - 6), (30, ky + 6)], c.filled()))
-                    .map_err(s)?;
+                area.draw(&Rectangle::new(
+                    [(8 * k, ky - 6 * k), (30 * k, ky + 6 * k)],
+                    c.filled(),
+                ))
+                .map_err(s)?;
             }
         }
         for line in wrap_label(label) {
-            area.draw(&Text::new(line, (44, y), font.clone()))
+            area.draw(&Text::new(line, (44 * k, y), font.clone()))
                 .map_err(s)?;
-            y += LEGEND_ROW;
+            y += LEGEND_ROW * k;
         }
-        y += 4;
+        y += 4 * k;
     }
     Ok(())
 }
@@ -186,16 +199,18 @@ pub(super) fn draw_marker_px<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: (i32, i32),
     st: SeriesStyle,
+    k: i32,
 ) -> DrawResult {
     let c = st.color;
+    let r = 4 * k;
     match st.marker {
-        Marker::Circle => area.draw(&Circle::new(p, 4, c.filled())),
-        Marker::Triangle => area.draw(&TriangleMarker::new(p, 5, c.filled())),
+        Marker::Circle => area.draw(&Circle::new(p, r, c.filled())),
+        Marker::Triangle => area.draw(&TriangleMarker::new(p, 5 * k, c.filled())),
         Marker::Square => area.draw(&Rectangle::new(
-            [(p.0 - 4, p.1 - 4), (p.0 + 4, p.1 + 4)],
+            [(p.0 - r, p.1 - r), (p.0 + r, p.1 + r)],
             c.filled(),
         )),
-        Marker::Cross => area.draw(&Cross::new(p, 4, c.stroke_width(2))),
+        Marker::Cross => area.draw(&Cross::new(p, r, c.stroke_width(2 * k as u32))),
     }
     .map_err(s)
 }

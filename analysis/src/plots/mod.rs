@@ -1,21 +1,26 @@
-//! Figures, drawn with plotters as SVG and PNG: throughput vs threads by lock,
-//! speedup vs an axis, per-thread and per-node waits, wait-time CDFs, fairness vs
-//! throughput, node-to-node hand-off heat maps, and every `plot` of the plan.
+//! Figures, drawn with plotters as SVG and PNG (the PNG at twice the size): throughput
+//! vs threads by lock (sim and native on one figure when both ran), speedup vs an
+//! axis, Jain's index vs throughput, wait p99 per thread, per node and node to node,
+//! the wait-time tail as a CCDF, and every `plot` of the plan.
 //!
 //! Text is drawn with DejaVu Sans, embedded in the binary and registered with
 //! plotters at first use, so figures render on machines without system fonts.
-//! Every figure has a title, axis labels with units and a legend; error bars are
-//! the 95 % intervals of [`crate::pipeline`]. An axis spanning more than a factor of
-//! 50 is drawn on a log scale.
+//! Every figure has a title, axis labels whose unit is the unit of the ticks, and a
+//! legend; error bars are the 95 % intervals of [`crate::pipeline`]. An axis spanning
+//! more than a factor of 50 is drawn on a log scale.
 //!
-//! Which default figures appear depends on the data: no threshold-like axis, no
-//! speedup-vs-axis figure; one NUMA node, no node figures.
+//! The default set is small and chosen: which figures appear depends on the data (no
+//! threshold-like axis, no speedup-vs-axis figure; one thread per node, no per-node
+//! figure), per-node figures and heat maps show two locks (the NUMA-aware one and
+//! its baseline first), and a plot of the plan replaces the default figure of the
+//! same metric and axis.
 //!
-//! No series is ever dropped. A default figure with more than ten series becomes
-//! small multiples, one figure per value of the first non-lock axis
-//! (`throughput_vs_threads-workload-lock2-sim`); past ten series in one figure the
-//! marker and dash change with the colour. Legends sit in a column beside the plot.
-//! Per-point figures are titled and named by the point's axis values.
+//! No series is ever dropped. Colour encodes one grouping key and marker and dash a
+//! second; more keys, or more series than a figure can tell apart, become small
+//! multiples (`throughput_vs_threads-workload-lock2-sim`), split on keys that do not
+//! name the lock. A line never crosses an x value its series was not measured at.
+//! Claims' bounds and NUMA-node boundaries are drawn on the figures they concern.
+//! Legends sit in a column beside the plot.
 //!
 //! One file per job: `format` (tick and label text), `figure` (the figure model),
 //! `legend` and `draw` (plotters), `facets` (metric vs an axis, as small
@@ -34,7 +39,7 @@ pub use draw::register_fonts;
 pub use figure::Figure;
 pub use format::metric_label;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::Results;
 use crate::util;
 use std::collections::BTreeSet;
@@ -60,6 +65,9 @@ pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
     for r in drawn {
         match r {
             Ok(fig) => figures.push(fig),
+            // A figure that cannot be written (a full disk) fails the report; one
+            // that cannot be drawn is a warning in it.
+            Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => warnings.push(e.to_string()),
         }
     }

@@ -1,14 +1,16 @@
-//! The plan's own plots (`plot METRIC vs X by A`), and how a selection and a grouping
-//! pick summary rows and name series.
+//! The plan's own plots (`plot METRIC vs X by A`) over the points the language
+//! resolved them to, and how a grouping names series.
 
-use super::catalogue::{known_baseline, Summaries};
-use super::facets::{metric_vs, VsSpec};
-use super::figure::{Kind, Line, LineFig};
+use super::catalogue::Summaries;
+use super::catalogue::{claim_bounds, node_boundaries};
+use super::facets::{metric_vs, style_by_two_keys, VsSpec};
+use super::figure::{HeatFig, Kind, Line, LineFig};
 use super::format::{metric_label, unit_of_metric, Unit};
 use crate::error::{Error, Result};
-use crate::pipeline::{self, estimates, f64_values, str_values};
+use crate::pipeline::{self, estimates, f64_values, str_values, SpeedupPair};
 use crate::store::Results;
-use locklab_model::plan::{Plan, PlotSpec, Point, Value};
+use locklab_model::plan::{Plan, PlotSpec, Point, Target, Value};
+use locklab_model::select;
 use polars::prelude::DataFrame;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -46,39 +48,20 @@ pub(super) fn key_value(p: &Point, key: &str) -> Option<Value> {
     }
 }
 
-pub(super) fn matches_select(p: &Point, mode: &str, select: &[(String, Value)]) -> bool {
-    select.iter().all(|(k, v)| {
-        if k == "mode" {
-            return v.label() == mode;
-        }
-        match key_value(p, k) {
-            Some(pv) => match (pv.as_f64(), v.as_f64()) {
-                (Some(a), Some(b)) => a == b,
-                _ => pv.label() == v.label(),
-            },
-            None => true, // result dimensions are applied by the caller
-        }
-    })
+/// The axes, in plan order, along which `pts` differ ([`select::varying_axes`]),
+/// except `x`.
+pub(super) fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
+    select::varying_axes(&plan.axes, pts)
+        .into_iter()
+        .filter(|k| *k != x)
+        .map(str::to_string)
+        .collect()
 }
 
-/// Axes (plus lock) that vary among the given points, except `x`.
-pub(super) fn varying(plan: &Plan, pts: &[&Point], x: &str) -> Vec<String> {
-    let mut keys: Vec<String> = plan.axes.iter().map(|a| a.name.clone()).collect();
-    for k in ["lock", "threads"] {
-        if !keys.iter().any(|a| a == k) {
-            keys.push(k.into());
-        }
-    }
-    keys.into_iter()
-        .filter(|k| k != x)
-        .filter(|k| {
-            let vals: BTreeSet<String> = pts
-                .iter()
-                .map(|p| key_value(p, k).map(|v| v.label()).unwrap_or_default())
-                .collect();
-            vals.len() > 1
-        })
-        .collect()
+/// Series and facet names show a lock by its name alone (`cna15`, not
+/// `lock=cna15`).
+pub(super) fn is_lock_key(p: &Point, key: &str) -> bool {
+    key == "lock" || p.lock.axis.as_deref() == Some(key)
 }
 
 pub(super) fn series_name(p: &Point, keys: &[String]) -> String {
@@ -90,7 +73,7 @@ pub(super) fn series_name(p: &Point, keys: &[String]) -> String {
             let v = key_value(p, k)
                 .map(|v| v.label())
                 .unwrap_or_else(|| "—".into());
-            if k == "lock" {
+            if is_lock_key(p, k) {
                 v
             } else {
                 format!("{k}={v}")
@@ -113,13 +96,11 @@ pub(super) fn row_key(df: &DataFrame, i: usize, p: &Point, key: &str) -> String 
 
 pub(super) const ROW_DIMS: &[&str] = locklab_model::plan::ROW_DIMENSIONS;
 
-/// Rows of a row-level summary that satisfy the row dimensions of `select`.
-pub(super) fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Result<Vec<bool>> {
+/// Rows of a row-level summary that hold the values of the row selectors `rows`
+/// (a dimension the summary lacks, such as `thread` per node, is not applied).
+pub(super) fn row_dims_match(df: &DataFrame, rows: &[(String, Value)]) -> Result<Vec<bool>> {
     let mut ok = vec![true; df.height()];
-    for (k, v) in select
-        .iter()
-        .filter(|(k, _)| ROW_DIMS.contains(&k.as_str()))
-    {
+    for (k, v) in rows {
         if df.column(k).is_err() {
             continue;
         }
@@ -140,6 +121,8 @@ pub(super) fn row_dims_match(df: &DataFrame, select: &[(String, Value)]) -> Resu
 }
 
 /// The figures of one `plot` of the plan in `mode`: (facet label, figure) pairs.
+/// The points shown are the plot's targets read in `mode`, as the language
+/// resolved them (for `speedup`, each over its own baseline point).
 pub(super) fn spec_fig(
     results: &Results,
     sums: &Summaries,
@@ -147,41 +130,75 @@ pub(super) fn spec_fig(
     mode: &str,
 ) -> Result<Vec<(String, Kind)>> {
     let plan = results.plan();
+    let fail = |message: String| Error::Plot {
+        plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
+        message,
+    };
+    if spec.targets.iter().any(Target::is_unresolved) || spec.targets.is_empty() {
+        return Err(fail(
+            "its points are not resolved in the plan (a plan written by an older locklab); run the experiment again".into(),
+        ));
+    }
+    let targets: Vec<&Target> = spec
+        .targets
+        .iter()
+        .filter(|t| t.modes.iter().any(|m| m.as_str() == mode))
+        .filter(|t| (t.point as usize) < plan.points.len())
+        .collect();
+    let Some(first) = targets.first() else {
+        return Ok(Vec::new());
+    };
+    let shown: BTreeSet<u32> = targets.iter().map(|t| t.point).collect();
+    // The selection's row dimensions: the same for every point.
+    let row_sel = &first.rows;
     let log = (Some(spec.log_x), Some(spec.log_y));
     let group = (!spec.group_by.is_empty()).then_some(spec.group_by.as_slice());
-    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "remote" {
+    if ROW_DIMS.contains(&spec.x.as_str()) && spec.x != "class" && spec.x != "cross_node" {
         // A thread or hand-off metric against thread, cpu, node, from_node or to_node:
-        // one line per point (or per group value) among the selected points.
+        // one line per point (or per group value) among the shown points.
         let df = match spec.x.as_str() {
             "node" => &sums.nodes,
             "from_node" | "to_node" => &sums.handoffs,
             _ => &sums.threads,
         };
         if df.column(&spec.metric).is_err() {
-            return Err(Error::Plot {
-                plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
-                message: format!("no metric named \"{}\" per {}", spec.metric, spec.x),
-            });
+            return Err(fail(format!(
+                "no metric named \"{}\" per {}",
+                spec.metric, spec.x
+            )));
         }
         let est = estimates(df, &spec.metric)?;
         let xs = f64_values(df, &spec.x)?;
-        let keep = row_dims_match(df, &spec.select)?;
-        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-        let pts_sel: Vec<&Point> = plan
-            .points
-            .iter()
-            .filter(|p| matches_select(p, mode, &spec.select))
-            .collect();
+        let keep = row_dims_match(df, row_sel)?;
+        let pts: Vec<&Point> = shown.iter().map(|&i| &plan.points[i as usize]).collect();
         let keys = match group {
             Some(g) => g.to_vec(),
-            None => varying(plan, &pts_sel, &spec.x),
+            None => varying(plan, &pts, &spec.x),
         };
+        let other = if spec.x == "from_node" {
+            "to_node"
+        } else {
+            "from_node"
+        };
+        if ROW_DIMS.contains(&other) && spec.x.ends_with("_node") && keys.iter().any(|k| k == other)
+        {
+            // Node against node is categorical × categorical: a heat map per value of
+            // the remaining keys, never lines across a categorical axis.
+            let rest: Vec<String> = keys.iter().filter(|k| *k != other).cloned().collect();
+            let sel = Selected {
+                df,
+                metric: &spec.metric,
+                est: &est,
+                keep: &keep,
+                shown: &shown,
+                mode,
+            };
+            return node_heats(plan, &sel, &rest);
+        }
+        let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
         for r in rows(plan, df)? {
-            if r.mode != mode
-                || !keep[r.i]
-                || !matches_select(r.point, mode, &spec.select)
-                || est[r.i].is_nan()
-            {
+            let p = r.point.index as u32;
+            if r.mode != mode || !keep[r.i] || !shown.contains(&p) || est[r.i].is_nan() {
                 continue;
             }
             let e = est[r.i];
@@ -201,13 +218,16 @@ pub(super) fn spec_fig(
         if series.is_empty() {
             return Ok(Vec::new());
         }
-        let lines: Vec<Line> = series
+        let mut lines: Vec<Line> = series
             .into_iter()
             .map(|(name, mut pts)| {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                Line { name, pts }
+                Line::new(name, pts)
             })
             .collect();
+        if keys.len() == 2 {
+            style_by_two_keys(&mut lines);
+        }
         return Ok(vec![(
             String::new(),
             Kind::Line(LineFig {
@@ -220,43 +240,135 @@ pub(super) fn spec_fig(
                 log_y: spec.log_y,
                 x_cats: None,
                 markers_only: false,
+                ..Default::default()
             }),
         )]);
     }
     let df;
     let source = if spec.metric == "speedup" {
-        let Some(b) = spec.baseline.clone().or_else(|| known_baseline(plan)) else {
-            return Ok(Vec::new());
-        };
-        df = pipeline::speedup(results, &b)?;
+        let pairs: Vec<SpeedupPair> = targets
+            .iter()
+            .filter_map(|t| {
+                t.baseline.map(|baseline| SpeedupPair {
+                    point: t.point,
+                    baseline,
+                })
+            })
+            .collect();
+        df = pipeline::speedup_of(results, &pairs)?;
         &df
-    } else if let Some(sel) = pipeline::selected_summary(results, &spec.select)? {
-        // `remote = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
+    } else if let Some(sel) = pipeline::selected_summary(results, row_sel)? {
+        // `cross_node = true`, `cpu = 7`, ...: the selected rows, combined per repetition.
         df = sel;
         &df
     } else {
         &sums.points
     };
     if source.column(&spec.metric).is_err() {
-        return Err(Error::Plot {
-            plot: spec.title.clone().unwrap_or_else(|| spec.metric.clone()),
-            message: format!("no metric named \"{}\" in these results", spec.metric),
-        });
+        return Err(fail(format!(
+            "no metric named \"{}\" in these results",
+            spec.metric
+        )));
     }
-    let skip = if spec.metric == "speedup" {
-        spec.baseline.as_deref()
+    let boundaries = if spec.x == "threads" {
+        node_boundaries(plan, &sums.threads, mode, 0.5)?
     } else {
-        None
+        Vec::new()
     };
     let vs = VsSpec {
         group,
-        select: &spec.select,
+        points: Some(&shown),
         log,
-        skip_lock: skip,
         ..VsSpec::new(&spec.metric, &spec.x, mode)
     };
     Ok(metric_vs(plan, source, &vs)?
         .into_iter()
-        .map(|f| (f.label, Kind::Line(f.fig)))
+        .map(|mut f| {
+            f.fig.bounds = claim_bounds(plan, (&spec.metric, &spec.x), mode, &f.points, row_sel);
+            if spec.x == "threads" {
+                f.fig.boundaries = boundaries.clone();
+            }
+            (f.label, Kind::Line(f.fig))
+        })
+        .collect())
+}
+
+/// The rows of a row-level summary a plot shows.
+struct Selected<'a> {
+    df: &'a DataFrame,
+    metric: &'a str,
+    /// `metric` per row.
+    est: &'a [crate::stats::Estimate],
+    /// Rows that hold the plot's row selectors.
+    keep: &'a [bool],
+    /// The plot's points.
+    shown: &'a BTreeSet<u32>,
+    mode: &'a str,
+}
+
+/// The shown rows of a node-to-node summary as heat maps, one per value of `rest`
+/// (the grouping keys other than the two node axes): cell (from, to) holds the metric.
+fn node_heats(plan: &Plan, sel: &Selected, rest: &[String]) -> Result<Vec<(String, Kind)>> {
+    let Selected {
+        df,
+        metric,
+        est,
+        keep,
+        shown,
+        mode,
+    } = *sel;
+    let from = f64_values(df, "from_node")?;
+    let to = f64_values(df, "to_node")?;
+    let count = estimates(df, "count")?;
+    // facet label → ((from, to) → (value, count)), in first-seen order.
+    type Cells = BTreeMap<(u32, u32), (f64, f64)>;
+    let mut facets: Vec<(String, Cells)> = Vec::new();
+    for r in rows(plan, df)? {
+        let p = r.point.index as u32;
+        if r.mode != mode || !keep[r.i] || !shown.contains(&p) || est[r.i].is_nan() {
+            continue;
+        }
+        let label = rest
+            .iter()
+            .map(|k| row_key(df, r.i, r.point, k))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let slot = match facets.iter().position(|f| f.0 == label) {
+            Some(i) => i,
+            None => {
+                facets.push((label, BTreeMap::new()));
+                facets.len() - 1
+            }
+        };
+        facets[slot].1.insert(
+            (from[r.i] as u32, to[r.i] as u32),
+            (est[r.i].value, count[r.i].value),
+        );
+    }
+    Ok(facets
+        .into_iter()
+        .map(|(label, cells)| {
+            let nodes: Vec<u32> = cells
+                .keys()
+                .flat_map(|&(a, b)| [a, b])
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let n = nodes.len();
+            let at = |x: u32| nodes.iter().position(|&y| y == x).unwrap_or(0);
+            let mut value = vec![vec![f64::NAN; n]; n];
+            let mut counts = vec![vec![0.0; n]; n];
+            for ((a, b), (v, c)) in cells {
+                value[at(a)][at(b)] = v;
+                counts[at(a)][at(b)] = c;
+            }
+            let fig = HeatFig {
+                nodes,
+                value,
+                count: counts,
+                value_label: metric_label(metric).trim_end_matches(" (ns)").to_string(),
+            };
+            (label, Kind::Heat(fig))
+        })
         .collect())
 }

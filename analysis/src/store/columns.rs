@@ -8,7 +8,8 @@ use locklab_model::metrics::{self, Table};
 use locklab_model::records::{HandoffRecord, PointRecord, ThreadRecord};
 
 /// How a metric column is read from a record: counts are whole numbers (u64
-/// columns), measures f64 (NaN where a metric does not apply).
+/// columns), measures f64 (NaN in the record, null in the table, where a metric does
+/// not apply).
 pub(super) enum Field<R> {
     Count(fn(&R) -> u64),
     Measure(fn(&R) -> f64),
@@ -28,6 +29,8 @@ pub(super) type Fields<R> = &'static [(&'static str, Field<R>)];
 pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
     ("acquisitions", Field::Count(|p| p.acquisitions)),
     ("ops", Field::Count(|p| p.ops)),
+    ("waits_censored", Field::Count(|p| p.waits_censored)),
+    ("reacquisitions", Field::Count(|p| p.reacquisitions)),
     ("throughput_ops_s", Field::Measure(|p| p.throughput_ops_s)),
     ("cpu_ns_per_acq", Field::Measure(|p| p.cpu_ns_per_acq)),
     ("overhead_ns", Field::Measure(|p| p.overhead_ns)),
@@ -72,6 +75,8 @@ pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
 
 pub(super) const THREAD_FIELDS: Fields<ThreadRecord> = &[
     ("acquisitions", Field::Count(|t| t.acquisitions)),
+    ("waits_censored", Field::Count(|t| t.waits_censored)),
+    ("reacquisitions", Field::Count(|t| t.reacquisitions)),
     ("share", Field::Measure(|t| t.share)),
     ("wait_p50_ns", Field::Measure(|t| t.wait_p50_ns)),
     ("wait_p99_ns", Field::Measure(|t| t.wait_p99_ns)),
@@ -116,6 +121,9 @@ pub const HANDOFF_METRICS: &[&str] =
 /// identity and description (axis values and the `extra` map aside).
 pub const POINT_RECORD_COLUMNS: &[&str] = &[
     "schema_version",
+    "run_id",
+    "experiment",
+    "host",
     "point",
     "point_id",
     "mode",
@@ -126,7 +134,10 @@ pub const POINT_RECORD_COLUMNS: &[&str] = &[
     "workload",
     "threads",
     "skipped",
+    "skip_cause",
     "window_ns",
+    "wait_max_censored",
+    "bypass_max_censored",
     "fairness_window_ns",
     "noise",
     "wait_cdf_ns",
@@ -156,12 +167,12 @@ mod tests {
                 );
             }
             // Every registry metric of the row tables is a record field; a points
-            // metric without one is read from `extra`, which only optional
-            // (workload-specific) metrics may be.
+            // metric without one is read from the record's `extra` map (a new point
+            // metric needs no record field, see ARCHITECTURE.md).
             for m in metrics::in_table(table) {
                 if !fields.contains(&m.name) {
                     assert!(
-                        table == Table::Points && m.optional,
+                        table == Table::Points,
                         "{} is a registry metric of the {} table without a record field",
                         m.name,
                         table.as_str()

@@ -34,7 +34,7 @@ impl std::fmt::Debug for Results {
 impl Results {
     /// Results held in memory (a run that has not written Parquet yet, or tests).
     pub fn from_records(dir: &Path, manifest: Manifest, records: &[RunRecord]) -> Result<Self> {
-        let t = Tables::from_records(&manifest.plan, records)?;
+        let t = Tables::from_records(&manifest, records)?;
         Ok(Results {
             dir: dir.to_path_buf(),
             manifest,
@@ -58,11 +58,12 @@ impl Results {
 pub fn load_results(dir: &Path) -> Result<Results> {
     let manifest = read_manifest(dir)?;
     if dir.join(POINTS_FILE).exists() {
+        let table = |file: &str| upgrade(scan(&dir.join(file))?, &manifest);
         return Ok(Results {
             dir: dir.to_path_buf(),
-            points: scan(&dir.join(POINTS_FILE))?,
-            threads: scan(&dir.join(THREADS_FILE))?,
-            handoffs: scan(&dir.join(HANDOFFS_FILE))?,
+            points: table(POINTS_FILE)?,
+            threads: table(THREADS_FILE)?,
+            handoffs: table(HANDOFFS_FILE)?,
             manifest,
         });
     }
@@ -74,4 +75,28 @@ pub fn load_results(dir: &Path) -> Result<Results> {
         )));
     }
     Results::from_records(dir, manifest, &records)
+}
+
+/// A table written before layout 2 (no `run_id` column) read as layout 2: the run's
+/// columns from the manifest, NaN (which marked values that do not apply) as null.
+/// Readers then meet one layout whatever wrote the file.
+fn upgrade(lf: LazyFrame, manifest: &Manifest) -> Result<LazyFrame> {
+    let mut lf = lf;
+    let schema = lf
+        .collect_schema()
+        .map_err(Error::polars("read a table's schema"))?;
+    if schema.contains("run_id") {
+        return Ok(lf);
+    }
+    let mut exprs: Vec<Expr> = schema
+        .iter()
+        .filter(|(_, dtype)| matches!(dtype, DataType::Float64 | DataType::Float32))
+        .map(|(name, _)| col(name.clone()).fill_nan(lit(NULL)))
+        .collect();
+    exprs.extend([
+        lit(manifest.run_id()).alias("run_id"),
+        lit(manifest.plan.experiment.clone()).alias("experiment"),
+        lit(manifest.host.hostname.clone()).alias("host"),
+    ]);
+    Ok(lf.with_columns(exprs))
 }

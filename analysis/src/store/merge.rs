@@ -1,17 +1,128 @@
-//! Shards of one plan, run apart, merged into one results directory.
+//! Shards of one plan, run apart, merged into one results directory: only the
+//! complete set of one run's shards ([`check_shards`]).
 
 use super::parts::{list_parts, part_name};
 use super::{load_results, read_manifest, write_manifest, Tables, PARTS_DIR};
 use crate::error::{Error, Result};
 use crate::util;
+use locklab_model::manifest::{Manifest, ShardRun};
 use locklab_model::plan::Plan;
 use polars::prelude::*;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn plan_fingerprint(plan: &Plan) -> String {
-    serde_json::to_string(plan).unwrap_or_default()
+/// The first 12 hex digits of the SHA-256 of a plan: equal for shards of one plan.
+pub fn plan_fingerprint(plan: &Plan) -> String {
+    let json = serde_json::to_vec(plan).unwrap_or_default();
+    Sha256::digest(&json)
+        .iter()
+        .take(6)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Why a set of directories is not the complete shards of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShardProblem {
+    /// They are not shards of one plan (a different plan, shard count or mode, a
+    /// shard given twice, a directory that is not a shard).
+    Mixed(String),
+    /// Shards of one plan, but some are missing or did not finish.
+    Incomplete(String),
+}
+
+impl std::fmt::Display for ShardProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShardProblem::Mixed(m) | ShardProblem::Incomplete(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Check that `dirs` are every shard `1..=n` of one `--shard i/n` run, each
+/// complete. Returns their manifests in the order given.
+pub fn check_shards(dirs: &[PathBuf]) -> Result<std::result::Result<Vec<Manifest>, ShardProblem>> {
+    use ShardProblem::*;
+    let mut manifests = Vec::new();
+    for d in dirs {
+        manifests.push(read_manifest(d)?);
+    }
+    let Some(first) = manifests.first() else {
+        return Ok(Err(Mixed(
+            "merge needs the shard directories of a run".into(),
+        )));
+    };
+    let fp = plan_fingerprint(&first.plan);
+    let mut by_index: BTreeMap<u32, &PathBuf> = BTreeMap::new();
+    let mut count = None;
+    for (d, m) in dirs.iter().zip(&manifests) {
+        let Some((i, n)) = m.shard else {
+            return Ok(Err(Mixed(format!(
+                "{} is not a shard (it was run without --shard)",
+                d.display()
+            ))));
+        };
+        match count {
+            None => count = Some((n, d)),
+            Some((c, first_dir)) if c != n => {
+                return Ok(Err(Mixed(format!(
+                    "the shard counts differ: {} is shard {i}/{n}, {} one of {c}",
+                    d.display(),
+                    first_dir.display()
+                ))))
+            }
+            _ => {}
+        }
+        let this = plan_fingerprint(&m.plan);
+        if this != fp {
+            return Ok(Err(Mixed(format!(
+                "{} was run from another plan than {} (plan {this}, not {fp}); only shards of one plan can be merged",
+                d.display(),
+                dirs[0].display()
+            ))));
+        }
+        if m.modes != first.modes {
+            return Ok(Err(Mixed(format!(
+                "{} ran other modes than {}",
+                d.display(),
+                dirs[0].display()
+            ))));
+        }
+        if let Some(other) = by_index.insert(i, d) {
+            return Ok(Err(Mixed(format!(
+                "shard {i}/{n} is given twice: {} and {}",
+                other.display(),
+                d.display()
+            ))));
+        }
+    }
+    let n = count.map_or(0, |(n, _)| n);
+    let missing: Vec<String> = (1..=n)
+        .filter(|i| !by_index.contains_key(i))
+        .map(|i| i.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Ok(Err(Incomplete(format!(
+            "shard{} {} of {n} {} missing; merge needs every shard",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+        ))));
+    }
+    for (d, m) in dirs.iter().zip(&manifests) {
+        if m.status != "complete" {
+            let (i, n) = m.shard.unwrap_or_default();
+            return Ok(Err(Incomplete(format!(
+                "shard {i}/{n} in {} did not finish (status `{}`); finish it with `locklab run --resume {}`",
+                d.display(),
+                m.status,
+                d.display()
+            ))));
+        }
+    }
+    Ok(Ok(manifests))
 }
 
 /// Stack frames whose columns may differ (extra metrics): missing columns are
@@ -64,14 +175,36 @@ fn record_keys(points: &DataFrame) -> Result<Vec<(u32, String, u32)>> {
         .collect())
 }
 
-/// Merge shard results directories (same plan, disjoint records) into `out`.
-/// Returns the number of records merged.
+/// Merge the complete shards of one run ([`check_shards`]) into `out`; the merged
+/// manifest records where and when each shard ran, and says `running` until the
+/// caller has written its claims and report. Returns the number of records.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
-    let first = dirs
-        .first()
-        .ok_or_else(|| Error::Results("merge needs at least one results directory".into()))?;
-    let mut manifest = read_manifest(first)?;
-    let fp = plan_fingerprint(&manifest.plan);
+    let shards = check_shards(dirs)?.map_err(|p| Error::Results(p.to_string()))?;
+    let mut manifest = shards[0].clone();
+    manifest.shard = None;
+    manifest.status = "running".into();
+    manifest.finished_utc = None;
+    manifest.started_utc = shards
+        .iter()
+        .map(|m| m.started_utc.clone())
+        .min()
+        .unwrap_or_default();
+    manifest.shards = dirs
+        .iter()
+        .zip(&shards)
+        .map(|(d, m)| {
+            let (index, count) = m.shard.unwrap_or_default();
+            ShardRun {
+                index,
+                count,
+                dir: d.to_string_lossy().into_owned(),
+                hostname: m.host.hostname.clone(),
+                started_utc: m.started_utc.clone(),
+                finished_utc: m.finished_utc.clone(),
+            }
+        })
+        .collect();
+    manifest.shards.sort_by_key(|s| s.index);
     let mut seen: BTreeMap<(u32, String, u32), PathBuf> = BTreeMap::new();
     let (mut points, mut threads, mut handoffs) = (Vec::new(), Vec::new(), Vec::new());
     let sort_keys = |df: DataFrame, keys: &[&str]| -> Result<DataFrame> {
@@ -87,16 +220,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
     };
     for d in dirs {
         let r = load_results(d)?;
-        if plan_fingerprint(&r.manifest.plan) != fp {
-            return Err(Error::Results(format!(
-                "{} was run from a different plan than {}; only shards of one plan can be merged",
-                d.display(),
-                first.display()
-            )));
-        }
-        if r.manifest.status != "complete" {
-            manifest.status = format!("merged from incomplete shard {}", d.display());
-        }
         let p = r
             .points
             .collect()
@@ -124,10 +247,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
                 .collect()
                 .map_err(Error::polars(format!("read {}", d.display())))?,
         );
-        manifest.finished_utc = match (manifest.finished_utc.take(), r.manifest.finished_utc) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
     }
     util::create_dir(out)?;
     let parts_out = out.join(PARTS_DIR);
@@ -138,19 +257,26 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
             fs::copy(&path, &dst).map_err(Error::io("copy", &path))?;
         }
     }
+    // Every row of the merged run carries its id; each keeps its shard's host.
+    let run_id = manifest.run_id();
+    let merged_run = |dfs: Vec<DataFrame>| -> Result<DataFrame> {
+        stack(dfs)?
+            .lazy()
+            .with_column(lit(run_id.clone()).alias("run_id"))
+            .collect()
+            .map_err(Error::polars("mark the merged run"))
+    };
+    let (points, threads, handoffs) = (
+        merged_run(points)?,
+        merged_run(threads)?,
+        merged_run(handoffs)?,
+    );
     let mut tables = Tables {
-        points: sort_keys(stack(points)?, &["point", "mode", "rep"])?,
-        threads: sort_keys(
-            stack(threads)?,
-            &["point", "mode", "rep", "thread", "class"],
-        )?,
-        handoffs: sort_keys(
-            stack(handoffs)?,
-            &["point", "mode", "rep", "from_node", "to_node"],
-        )?,
+        points: sort_keys(points, &["point", "mode", "rep"])?,
+        threads: sort_keys(threads, &["point", "mode", "rep", "thread", "class"])?,
+        handoffs: sort_keys(handoffs, &["point", "mode", "rep", "from_node", "to_node"])?,
     };
     tables.write(out)?;
-    manifest.shard = None;
     write_manifest(out, &manifest)?;
     Ok(seen.len())
 }

@@ -9,27 +9,31 @@
 //! <dir>/handoffs.parquet   one row per (from node, to node) × repetition
 //! ```
 //!
-//! Every Parquet row carries `schema_version`, the point's identity (`point`,
-//! `point_id`, `mode`, `rep`, `lock`) and every sweep-axis value of its point as a
-//! column named `axis + unit suffix` (`threshold_ns`, `working_set_bytes`), numeric
-//! axes as f64 and string axes as str. An axis named like an identity column
-//! (`lock`, `threads`, `point`, `mode`, `rep`, `thread`, `cpu`, `node`, ...) is not
-//! repeated: the record holds the same value. An axis named like another record
-//! field takes the name, and the field moves to `<field>_record` (an axis
-//! `workload = [lock2, open1]` is the column `workload`; the record's workload kind
-//! becomes `workload_record`). The `extra` map of a point
-//! record is flattened into f64 columns (null where a record lacks the key), and
-//! `wait_cdf_ns` is a list column at `CDF_QUANTILES`. The files also carry the
-//! key-value metadata `locklab_schema_version` and `locklab_table`.
-//!
+//! Every Parquet row carries `schema_version`, the run (`run_id`, `experiment`,
+//! `host`), the point's identity (`point`, `point_id`, `mode`, `rep`, `lock`) and
+//! every sweep-axis value of its point as a column named `axis + unit suffix`
+//! (`threshold_ns`, `working_set_bytes`), numeric axes as f64 and string axes as
+//! str. An axis named like an identity column (`lock`, `threads`, `point`, `mode`,
+//! `rep`, `thread`, `cpu`, `node`, ...) is not repeated: the record holds the same
+//! value. An axis named like another record field takes the name, and the field
+//! moves to `<field>_record` (an axis `workload = [lock2, open1]` is the column
+//! `workload`; the record's workload kind becomes `workload_record`). The `extra`
+//! map of a point record is flattened into f64 columns (null where a record lacks
+//! the key), and `wait_cdf_ns` is a list column at `CDF_QUANTILES`. A value that
+//! does not apply is null. The files also carry key-value metadata: the layout's
+//! version, the table, the run, every column's unit and the CDF's quantiles.
+//! `schema` describes every column; `docs/results.md` is generated from it.
+
 //! Architecture Invariant: `parts/` is the source of truth while a run is going;
-//! the Parquet files are derived from it by [`ResultsWriter::finish`] and can be
-//! rebuilt at any time. Part files are YAML because it round-trips NaN and ±inf,
+//! the Parquet files are derived from it by [`ResultsWriter::write_tables`] and can
+//! be rebuilt at any time. A run is `complete` in its manifest only once its
+//! tables, claims and report are written: the status is the last thing written. Part files are YAML because it round-trips NaN and ±inf,
 //! which mark metrics that do not apply.
 //!
 //! One file per job: `parts` (the journal: record parts and the manifest on disk),
 //! `columns` (which record field holds each column; the metric columns come from
-//! the registry, `locklab_model::metrics`), `tables` (the frames built from
+//! the registry, `locklab_model::metrics`), `schema` (every column described, with
+//! its type and unit), `tables` (the frames built from
 //! records), `parquet` (writing and scanning the files), `load` (a results
 //! directory read back), `merge` (shards into one directory) and `diff` (records
 //! of two directories compared).
@@ -40,22 +44,33 @@ mod load;
 mod merge;
 mod parquet;
 mod parts;
+pub mod schema;
 mod tables;
 
 pub use columns::{HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
 pub use diff::diff_records;
 pub use load::{load_results, Results};
-pub use merge::merge;
 pub(crate) use merge::stack;
+pub use merge::{check_shards, merge, plan_fingerprint, ShardProblem};
 pub use parquet::write_parquet;
-pub use parts::{read_manifest, read_parts, write_manifest, ResultsWriter};
+pub use parts::{
+    finished_records, read_manifest, read_parts, set_status, write_manifest, ResultsWriter,
+};
 pub use tables::{axis_columns, AxisColumn, Tables};
 
 use locklab_model::plan::Mode;
 use locklab_model::records::RECORDS_SCHEMA_VERSION;
 
-/// Version of the Parquet tables (the `schema_version` column).
+/// Version of the shape of `claims.json`.
 pub const RESULTS_SCHEMA_VERSION: u32 = RECORDS_SCHEMA_VERSION;
+/// Version of the Parquet tables' layout (the `schema_version` column and the
+/// `locklab_schema_version` metadata). 2: `run_id`, `experiment` and `host` in
+/// every table, null (not NaN) where a value does not apply, units in the metadata;
+/// 3: censored waits and re-acquisitions, `cross_node` for `remote`, the tail grid of
+/// `wait_cdf_ns`.
+/// Version 1 files still load: [`load_results`] adds the run columns from the
+/// manifest and reads NaN as null.
+pub const TABLES_SCHEMA_VERSION: u32 = 3;
 pub const MANIFEST_FILE: &str = "manifest.yaml";
 pub const PARTS_DIR: &str = "parts";
 pub const POINTS_FILE: &str = "points.parquet";

@@ -91,12 +91,20 @@ impl ResultsWriter {
         write_manifest(&self.dir, manifest)
     }
 
+    /// Write the Parquet tables from every finished record; the manifest is left as
+    /// it is, for the caller to mark the run complete once everything derived from
+    /// the records (claims, report) is written too ([`set_status`]).
+    pub fn write_tables(&self, manifest: &Manifest) -> Result<()> {
+        let records = read_parts(&self.dir)?;
+        Tables::from_records(manifest, &records)?.write(&self.dir)
+    }
+
     /// Write the Parquet tables from every finished record, then the manifest.
     /// A manifest whose status is empty or `running` is marked `complete`, and a
     /// missing finish time is set to now; any other status is kept as given.
     pub fn finish(self, manifest: &Manifest) -> Result<()> {
         let records = read_parts(&self.dir)?;
-        let mut tables = Tables::from_records(&manifest.plan, &records)?;
+        let mut tables = Tables::from_records(manifest, &records)?;
         tables.write(&self.dir)?;
         let mut m = manifest.clone();
         if m.status.is_empty() || m.status == "running" {
@@ -107,6 +115,26 @@ impl ResultsWriter {
         }
         write_manifest(&self.dir, &m)
     }
+}
+
+/// The keys of the finished records of a results directory (reads nothing else,
+/// changes nothing).
+pub fn finished_records(dir: &Path) -> Result<BTreeSet<RecordKey>> {
+    Ok(list_parts(&dir.join(PARTS_DIR))?
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect())
+}
+
+/// Set the status of the run in `dir` (`complete`, `failed: <why>`), with the
+/// finish time when it becomes `complete`.
+pub fn set_status(dir: &Path, status: &str) -> Result<()> {
+    let mut m = read_manifest(dir)?;
+    m.status = status.to_string();
+    if status == "complete" {
+        m.finished_utc = Some(util::now_utc());
+    }
+    write_manifest(dir, &m)
 }
 
 pub(super) fn part_name((point, mode, rep): RecordKey) -> String {

@@ -4,8 +4,9 @@ use super::columns::{
     metric_columns, Field, Fields, HANDOFF_FIELDS, POINT_FIELDS, POINT_RECORD_COLUMNS,
     THREAD_FIELDS,
 };
-use super::RESULTS_SCHEMA_VERSION;
+use super::TABLES_SCHEMA_VERSION;
 use crate::error::{Error, Result};
+use locklab_model::manifest::Manifest;
 use locklab_model::metrics::Table;
 use locklab_model::plan::{Mode, Plan, Value};
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord};
@@ -47,6 +48,9 @@ pub fn axis_columns(plan: &Plan) -> Vec<AxisColumn> {
 /// carries the same value as the record.
 const IDENTITY: &[&str] = &[
     "schema_version",
+    "run_id",
+    "experiment",
+    "host",
     "point",
     "point_id",
     "mode",
@@ -60,7 +64,7 @@ const IDENTITY: &[&str] = &[
     "class",
     "from_node",
     "to_node",
-    "remote",
+    "cross_node",
 ];
 
 /// Frame from record columns and axis columns: a record column whose name an axis
@@ -87,14 +91,13 @@ fn assemble(what: &str, n: usize, cols: Vec<Column>, axis_cols: &[String]) -> Re
 /// row's point, mode and repetition, then its point's axis values. Returns the
 /// columns and the names of the axis columns.
 fn row_identity(
-    plan: &Plan,
+    run: &RunColumns,
     axes: &[AxisColumn],
     rows: &[(&PointRecord, Mode, u32)],
 ) -> Result<(Vec<Column>, Vec<String>)> {
-    let n = rows.len();
     let idx: Vec<u32> = rows.iter().map(|(p, ..)| p.point).collect();
-    let mut cols = vec![
-        c("schema_version", vec![RESULTS_SCHEMA_VERSION; n]),
+    let mut cols = run.columns(&idx);
+    cols.extend([
         c("point", idx.clone()),
         c(
             "point_id",
@@ -113,8 +116,8 @@ fn row_identity(
                 .map(|(p, ..)| p.lock.as_str())
                 .collect::<Vec<_>>(),
         ),
-    ];
-    let axis = axis_value_columns(plan, axes, &idx, |n| IDENTITY.contains(&n))?;
+    ]);
+    let axis = axis_value_columns(run.plan, axes, &idx, |n| IDENTITY.contains(&n))?;
     let names = axis.iter().map(|c| c.name().to_string()).collect();
     cols.extend(axis);
     Ok((cols, names))
@@ -165,14 +168,71 @@ where
     Column::new(name.into(), v)
 }
 
-/// The metric columns of `table` that record fields hold, for these rows.
+/// The metric columns of `table` that record fields hold, for these rows. A measure
+/// that does not apply (NaN in the record) is null.
 fn metric_values<R>(table: Table, fields: Fields<R>, rows: &[&R]) -> Vec<Column> {
     metric_columns(table, fields)
         .map(|(name, field)| match field {
             Field::Count(get) => c(name, rows.iter().map(|r| get(r)).collect::<Vec<u64>>()),
-            Field::Measure(get) => c(name, rows.iter().map(|r| get(r)).collect::<Vec<f64>>()),
+            Field::Measure(get) => c(
+                name,
+                rows.iter().map(|r| applicable(get(r))).collect::<Vec<_>>(),
+            ),
         })
         .collect()
+}
+
+/// Records mark a value that does not apply with NaN (it round-trips through the
+/// YAML parts); the tables say so with null, which every reader understands.
+/// Infinities stay: they are values (`max_min` when a thread never acquired).
+fn applicable(v: f64) -> Option<f64> {
+    (!v.is_nan()).then_some(v)
+}
+
+/// The columns that say which run a row belongs to: its table layout's version,
+/// the run's id, the experiment and the host that ran the row's point.
+struct RunColumns<'a> {
+    plan: &'a Plan,
+    run_id: String,
+    /// The host of each shard of a merged run (point i ran in shard i mod n + 1),
+    /// else of the run.
+    hosts: Vec<&'a str>,
+}
+
+impl<'a> RunColumns<'a> {
+    fn of(manifest: &'a Manifest) -> Self {
+        let mut hosts: Vec<&str> = Vec::new();
+        if let Some(count) = manifest.shards.first().map(|s| s.count) {
+            hosts = (1..=count)
+                .map(|i| {
+                    manifest
+                        .shards
+                        .iter()
+                        .find(|s| s.index == i)
+                        .map_or(manifest.host.hostname.as_str(), |s| s.hostname.as_str())
+                })
+                .collect();
+        }
+        if hosts.is_empty() {
+            hosts.push(&manifest.host.hostname);
+        }
+        RunColumns {
+            plan: &manifest.plan,
+            run_id: manifest.run_id(),
+            hosts,
+        }
+    }
+
+    fn columns(&self, points: &[u32]) -> Vec<Column> {
+        let n = points.len();
+        let host = |p: &u32| self.hosts[*p as usize % self.hosts.len()];
+        vec![
+            c("schema_version", vec![TABLES_SCHEMA_VERSION; n]),
+            c("run_id", vec![self.run_id.as_str(); n]),
+            c("experiment", vec![self.plan.experiment.as_str(); n]),
+            c("host", points.iter().map(host).collect::<Vec<_>>()),
+        ]
+    }
 }
 
 /// The three tables of a results directory, in memory.
@@ -184,8 +244,11 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// Build the tables from records (in the order given).
-    pub fn from_records(plan: &Plan, records: &[RunRecord]) -> Result<Tables> {
+    /// Build the tables of the run `manifest` describes from its records (in the
+    /// order given).
+    pub fn from_records(manifest: &Manifest, records: &[RunRecord]) -> Result<Tables> {
+        let run = RunColumns::of(manifest);
+        let plan = run.plan;
         let axes = axis_columns(plan);
         let mode = |m: Mode| m.as_str();
 
@@ -193,8 +256,8 @@ impl Tables {
         let ps: Vec<&PointRecord> = records.iter().map(|r| &r.point).collect();
         let idx: Vec<u32> = ps.iter().map(|p| p.point).collect();
         let n = ps.len();
-        let mut cols = vec![
-            c("schema_version", vec![RESULTS_SCHEMA_VERSION; n]),
+        let mut cols = run.columns(&idx);
+        cols.extend([
             c("point", idx.clone()),
             c(
                 "point_id",
@@ -203,7 +266,7 @@ impl Tables {
             c("mode", ps.iter().map(|p| mode(p.mode)).collect::<Vec<_>>()),
             c("rep", ps.iter().map(|p| p.rep).collect::<Vec<_>>()),
             c("seed", ps.iter().map(|p| p.seed).collect::<Vec<_>>()),
-        ];
+        ]);
         let axis_p = axis_value_columns(plan, &axes, &idx, |n| IDENTITY.contains(&n))?;
         let axis_names: Vec<String> = axis_p.iter().map(|c| c.name().to_string()).collect();
         cols.extend(axis_p);
@@ -226,11 +289,27 @@ impl Tables {
                 ps.iter().map(|p| p.skipped.as_deref()).collect::<Vec<_>>(),
             ),
             c(
+                "skip_cause",
+                ps.iter()
+                    .map(|p| p.skip_cause.map(|c| c.as_str()))
+                    .collect::<Vec<_>>(),
+            ),
+            c(
                 "window_ns",
                 ps.iter().map(|p| p.window_ns).collect::<Vec<_>>(),
             ),
         ]);
         cols.extend(metric_values(Table::Points, POINT_FIELDS, &ps));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                ps.iter().map(|p| p.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                ps.iter().map(|p| p.bypass_max_censored).collect::<Vec<_>>(),
+            ),
+        ]);
         cols.push(c(
             "fairness_window_ns",
             ps.iter().map(|p| p.fairness_window_ns).collect::<Vec<_>>(),
@@ -239,9 +318,15 @@ impl Tables {
             "noise",
             ps.iter().map(|p| p.noise.as_str()).collect::<Vec<_>>(),
         ));
+        // Null when nothing waited (every quantile NaN), else the 21 wait times.
         let cdf: ListChunked = ps
             .iter()
-            .map(|p| Some(Series::new(PlSmallStr::EMPTY, &p.wait_cdf_ns)))
+            .map(|p| {
+                let q: Vec<Option<f64>> = p.wait_cdf_ns.iter().map(|&v| applicable(v)).collect();
+                q.iter()
+                    .any(Option::is_some)
+                    .then(|| Series::new(PlSmallStr::EMPTY, &q))
+            })
             .collect();
         let cdf = cdf
             .into_series()
@@ -264,7 +349,7 @@ impl Tables {
             cols.push(c(
                 k,
                 ps.iter()
-                    .map(|p| p.extra.get(k).copied())
+                    .map(|p| p.extra.get(k).copied().and_then(applicable))
                     .collect::<Vec<_>>(),
             ));
         }
@@ -277,7 +362,7 @@ impl Tables {
             .collect();
         let n = ts.len();
         let ids: Vec<_> = ts.iter().map(|(p, t)| (*p, t.mode, t.rep)).collect();
-        let (mut cols, axis_names) = row_identity(plan, &axes, &ids)?;
+        let (mut cols, axis_names) = row_identity(&run, &axes, &ids)?;
         cols.extend([
             c(
                 "thread",
@@ -292,6 +377,18 @@ impl Tables {
         ]);
         let rows: Vec<&ThreadRecord> = ts.iter().map(|(_, t)| *t).collect();
         cols.extend(metric_values(Table::Threads, THREAD_FIELDS, &rows));
+        cols.extend([
+            c(
+                "wait_max_censored",
+                rows.iter().map(|t| t.wait_max_censored).collect::<Vec<_>>(),
+            ),
+            c(
+                "bypass_max_censored",
+                rows.iter()
+                    .map(|t| t.bypass_max_censored)
+                    .collect::<Vec<_>>(),
+            ),
+        ]);
         let threads = assemble("threads", n, cols, &axis_names)?;
 
         // hand-offs
@@ -301,7 +398,7 @@ impl Tables {
             .collect();
         let n = hs.len();
         let ids: Vec<_> = hs.iter().map(|(p, h)| (*p, h.mode, h.rep)).collect();
-        let (mut cols, axis_names) = row_identity(plan, &axes, &ids)?;
+        let (mut cols, axis_names) = row_identity(&run, &axes, &ids)?;
         cols.extend([
             c(
                 "from_node",
@@ -312,7 +409,7 @@ impl Tables {
                 hs.iter().map(|(_, h)| h.to_node).collect::<Vec<_>>(),
             ),
             c(
-                "remote",
+                "cross_node",
                 hs.iter()
                     .map(|(_, h)| h.from_node != h.to_node)
                     .collect::<Vec<_>>(),

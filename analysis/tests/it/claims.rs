@@ -4,8 +4,10 @@ use locklab_analysis::load_results;
 use locklab_model::plan::*;
 
 fn run(kinds: Vec<(&str, ClaimKind)>) -> Vec<ClaimResult> {
-    let mut plan = plan();
-    plan.claims = kinds.into_iter().map(|(id, k)| claim(id, k)).collect();
+    let plan = with_claims(
+        plan(),
+        kinds.into_iter().map(|(id, k)| claim(id, k)).collect(),
+    );
     let dir = results_dir(&plan);
     let r = load_results(dir.path()).unwrap();
     claims::evaluate(&plan, &r)
@@ -107,6 +109,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(100_000), 16), sp(t(MS), 16), sp(t(10 * MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -115,6 +118,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Less,
                 min_gap: 0.02,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -124,6 +128,7 @@ fn ordering_with_gap_and_spread() {
                 exprs: vec![sp(t(10 * MS), 16), sp(t(MS), 16)],
                 op: OrderOp::Greater,
                 min_gap: 0.2,
+                or_equal: Vec::new(),
             },
         ),
         (
@@ -148,10 +153,12 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
             },
         ),
         (
-            // Equal values (bypass 3 everywhere): no gap, not separated; not an error.
+            // Equal values in every repetition (bypass 3 everywhere): an exact tie
+            // is no strict ordering, so `<` fails (neither an error nor undecided).
             "equal",
             ClaimKind::Ordering {
                 exprs: vec![
@@ -172,12 +179,40 @@ fn ordering_with_gap_and_spread() {
                 ],
                 op: OrderOp::Less,
                 min_gap: 0.0,
+                or_equal: Vec::new(),
+            },
+        ),
+        (
+            // The same tie holds `<=`.
+            "at_most",
+            ClaimKind::Ordering {
+                exprs: vec![
+                    metric(mref(
+                        "bypass_max",
+                        &[("lock", s("stock")), ("threads", Value::Int(4))],
+                        None,
+                    )),
+                    metric(mref(
+                        "bypass_max",
+                        &[
+                            ("lock", s("cna")),
+                            ("threshold", t(MS)),
+                            ("threads", Value::Int(4)),
+                        ],
+                        None,
+                    )),
+                ],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+                or_equal: vec![true],
             },
         ),
     ]);
     let eq = one(&r, "equal");
-    assert_eq!(eq.verdict, Verdict::Inconclusive, "{eq:?}");
+    assert_eq!(eq.verdict, Verdict::Fail, "{eq:?}");
     assert_eq!(eq.measured.unwrap().value, 0.0);
+    let at_most = one(&r, "at_most");
+    assert_eq!(at_most.verdict, Verdict::Pass, "{at_most:?}");
     let o = one(&r, "order");
     assert_eq!(o.verdict, Verdict::Pass, "{o:?}");
     assert!(
@@ -301,7 +336,7 @@ fn thread_and_handoff_selectors() {
             ClaimKind::Band {
                 expr: metric(mref(
                     "wait_max_ns",
-                    &sel(&[("remote", Value::Bool(true))]),
+                    &sel(&[("cross_node", Value::Bool(true))]),
                     None,
                 )),
                 lo: 0.0,
@@ -312,7 +347,11 @@ fn thread_and_handoff_selectors() {
         (
             "hcount",
             ClaimKind::Band {
-                expr: metric(mref("count", &sel(&[("remote", Value::Bool(false))]), None)),
+                expr: metric(mref(
+                    "count",
+                    &sel(&[("cross_node", Value::Bool(false))]),
+                    None,
+                )),
                 lo: 1800.0,
                 hi: 1800.0,
                 strict: false,
@@ -327,79 +366,30 @@ fn thread_and_handoff_selectors() {
 }
 
 #[test]
-fn errors_say_what_is_wrong() {
+fn what_the_results_cannot_give_errs_or_skips() {
+    // Selections the language rejects never reach the analysis; what remains is
+    // what only the results can tell.
+    let stock4 = |extra: &[(&'static str, Value)]| {
+        let mut v = vec![("lock", s("stock")), ("threads", Value::Int(4))];
+        v.extend(extra.iter().cloned());
+        v
+    };
     let r = run(vec![
-        (
-            "typo",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput_ops_s",
-                    &[("thresold", Value::Duration(MS))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "nopoint",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput_ops_s",
-                    &[("threshold", Value::Duration(5 * MS))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "ambiguous",
-            ClaimKind::Band {
-                expr: metric(mref("throughput_ops_s", &[("lock", s("cna"))], None)),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
-        (
-            "metric",
-            ClaimKind::Band {
-                expr: metric(mref(
-                    "throughput",
-                    &[("lock", s("stock")), ("threads", Value::Int(4))],
-                    None,
-                )),
-                lo: 0.0,
-                hi: 1.0,
-                strict: false,
-            },
-        ),
         (
             "nan",
             ClaimKind::Band {
-                expr: metric(mref(
-                    "cpu_wall_ratio",
-                    &[("lock", s("stock")), ("threads", Value::Int(4))],
-                    None,
-                )),
+                expr: metric(mref("cpu_wall_ratio", &stock4(&[]), None)),
                 lo: 0.97,
                 hi: f64::INFINITY,
                 strict: false,
             },
         ),
         (
-            "nobase",
+            "nocpu",
             ClaimKind::Band {
                 expr: metric(mref(
-                    "speedup",
-                    &[
-                        ("lock", s("cna")),
-                        ("threshold", Value::Duration(MS)),
-                        ("threads", Value::Int(4)),
-                    ],
+                    "wait_p99_ns",
+                    &stock4(&[("cpu", Value::Int(99))]),
                     None,
                 )),
                 lo: 0.0,
@@ -412,11 +402,7 @@ fn errors_say_what_is_wrong() {
             ClaimKind::Band {
                 expr: metric(mref(
                     "throughput_ops_s",
-                    &[
-                        ("mode", s("native")),
-                        ("lock", s("stock")),
-                        ("threads", Value::Int(4)),
-                    ],
+                    &stock4(&[("mode", s("native"))]),
                     None,
                 )),
                 lo: 0.0,
@@ -426,48 +412,167 @@ fn errors_say_what_is_wrong() {
         ),
     ]);
     let d = |id: &str| one(&r, id);
-    assert_eq!(d("typo").verdict, Verdict::Error);
-    assert!(
-        d("typo").detail.contains("did you mean \"threshold\""),
-        "{}",
-        d("typo").detail
-    );
-    assert!(
-        d("nopoint").detail.contains("threshold=5ms"),
-        "{}",
-        d("nopoint").detail
-    );
-    assert!(
-        d("ambiguous").detail.contains("matches 6 points"),
-        "{}",
-        d("ambiguous").detail
-    );
-    assert!(
-        d("ambiguous").detail.contains("threshold, threads"),
-        "{}",
-        d("ambiguous").detail
-    );
-    assert!(
-        d("metric")
-            .detail
-            .contains("did you mean \"throughput_ops_s\""),
-        "{}",
-        d("metric").detail
-    );
+    assert_eq!(d("nan").verdict, Verdict::Error);
     assert!(
         d("nan").detail.contains("not measured in simulation"),
         "{}",
         d("nan").detail
     );
-    assert_eq!(d("nan").verdict, Verdict::Error);
+    assert_eq!(d("nocpu").verdict, Verdict::Error);
     assert!(
-        d("nobase").detail.contains("needs a baseline"),
+        d("nocpu").detail.contains("no thread rows") && d("nocpu").detail.contains("cpu=99"),
         "{}",
-        d("nobase").detail
+        d("nocpu").detail
     );
-    assert_eq!(d("native").verdict, Verdict::Skipped, "{:?}", d("native"));
+    let native = d("native");
+    assert_eq!(native.verdict, Verdict::Skipped, "{native:?}");
+    assert!(
+        native.detail.contains("has no records in mode native"),
+        "{}",
+        native.detail
+    );
     let gating = VerdictCounts::gating(&r);
     assert!(gating.error > 0 && gating.skipped > 0, "{gating:?}");
+}
+
+#[test]
+fn a_pinned_baseline_is_the_point_the_plan_names() {
+    // cna at 4 threads over stock at 16 threads (`over stock[threads = 16]`):
+    // 1e6 / 0.5e6. The baseline rule alone would pick stock at 4 threads (1.0).
+    let mut m = mref(
+        "speedup",
+        &[
+            ("lock", s("cna")),
+            ("threshold", Value::Duration(MS)),
+            ("threads", Value::Int(4)),
+        ],
+        Some("stock"),
+    );
+    m.baseline_select = vec![("threads".into(), Value::Int(16))];
+    let plan = with_claims(
+        plan(),
+        vec![
+            claim(
+                "pinned",
+                ClaimKind::Band {
+                    expr: metric(m),
+                    lo: 1.9,
+                    hi: 2.1,
+                    strict: false,
+                },
+            ),
+            claim(
+                "rule",
+                ClaimKind::Band {
+                    expr: sp(Value::Duration(MS), 4),
+                    lo: 0.9,
+                    hi: 1.1,
+                    strict: false,
+                },
+            ),
+        ],
+    );
+    let ClaimKind::Band {
+        expr: Expr::Metric(m),
+        ..
+    } = &plan.claims[0].kind
+    else {
+        unreachable!()
+    };
+    let base = &plan.points[m.target.baseline.unwrap() as usize];
+    assert_eq!((base.lock.name.as_str(), base.threads), ("stock", 16));
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let pinned = one(&r, "pinned");
+    assert_eq!(pinned.verdict, Verdict::Pass, "{pinned:?}");
+    assert!((pinned.measured.unwrap().value - 2.0).abs() < 1e-9);
+    assert_eq!(
+        pinned.terms[0].label,
+        "speedup[lock=cna, threshold=1ms, threads=4] over stock[threads=16]"
+    );
+    assert_eq!(one(&r, "rule").verdict, Verdict::Pass);
+    // Without pins the label is as written before pins existed.
+    assert_eq!(
+        one(&r, "rule").terms[0].label,
+        "speedup[lock=cna, threshold=1ms, threads=4] over stock"
+    );
+}
+
+#[test]
+fn a_trend_over_cpus_reads_the_rows_the_point_has() {
+    let p99 = || {
+        mref(
+            "wait_p99_ns",
+            &[
+                ("lock", s("cna")),
+                ("threshold", Value::Duration(MS)),
+                ("threads", Value::Int(16)),
+            ],
+            None,
+        )
+    };
+    let trend = |values: Vec<Value>, direction| ClaimKind::Trend {
+        metric: p99(),
+        axis: "cpu".into(),
+        values,
+        direction,
+        min_rho: 0.8,
+        series: Default::default(),
+    };
+    let down: Vec<Value> = [12, 8, 4, 0].map(Value::Int).to_vec();
+    let plan = with_claims(
+        plan(),
+        vec![
+            claim("rows", trend(vec![], TrendDirection::Increasing)),
+            claim("listed", trend(down, TrendDirection::Decreasing)),
+        ],
+    );
+    let ClaimKind::Trend { series, .. } = &plan.claims[0].kind else {
+        unreachable!()
+    };
+    assert!(
+        matches!(series, TrendSeries::Rows { target } if target.rows.is_empty()),
+        "{series:?}"
+    );
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    // The point's 16 CPUs, ascending: p99 rises with the CPU id.
+    let rows = one(&r, "rows");
+    assert_eq!(rows.verdict, Verdict::Pass, "{rows:?}");
+    assert_eq!(rows.measured.unwrap().value, 1.0);
+    assert_eq!(rows.terms.len(), 16);
+    assert_eq!(
+        rows.terms[3].label,
+        "wait_p99_ns[lock=cna, threshold=1ms, threads=16, cpu=3]"
+    );
+    assert_eq!(rows.terms[3].value.value, 4002.0);
+    let listed = one(&r, "listed");
+    assert_eq!(listed.verdict, Verdict::Pass, "{listed:?}");
+    assert_eq!(listed.terms.len(), 4);
+    assert!(
+        listed.detail.contains("over cpu = 12: "),
+        "{}",
+        listed.detail
+    );
+}
+
+#[test]
+fn a_plan_without_resolved_references_is_an_error() {
+    // As a plan written before references were resolved reads.
+    let mut plan = plan();
+    plan.claims = vec![claim(
+        "old",
+        ClaimKind::Band {
+            expr: sp(Value::Duration(MS), 16),
+            lo: 1.0,
+            hi: 2.0,
+            strict: false,
+        },
+    )];
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    assert_eq!(r[0].verdict, Verdict::Error, "{:?}", r[0]);
+    assert!(r[0].detail.contains("not resolved"), "{}", r[0].detail);
 }
 
 #[test]
@@ -494,6 +599,7 @@ fn non_gating_claims_report_and_do_not_gate() {
     );
     ok.line = 12;
     plan.claims = vec![c, ok];
+    resolve(&mut plan);
     let dir = results_dir(&plan);
     let r = load_results(dir.path()).unwrap();
     let res = claims::evaluate(&plan, &r);
@@ -504,12 +610,12 @@ fn non_gating_claims_report_and_do_not_gate() {
     assert_eq!((gating.pass, gating.fail, gating.error), (1, 0, 0));
     assert_eq!(VerdictCounts::of(&res).report, 1);
 
-    let table = claims::claims_table(&res);
+    let table = claims::claims_table(&res, 100);
     assert!(
         table.contains("s10") && table.contains("cna.lab:12") && table.contains("pass"),
         "{table}"
     );
-    assert!(table.contains("report (not gating)"), "{table}");
+    assert!(table.contains("report (would fail"), "{table}");
 
     claims::write_claims_json(dir.path(), &res).unwrap();
     let back = claims::read_claims_json(dir.path()).unwrap();
@@ -539,11 +645,20 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
             },
         )
     };
+    let mut no_cpu = m("nocpu", "wait_p99_ns");
+    if let ClaimKind::Band {
+        expr: Expr::Metric(r),
+        ..
+    } = &mut no_cpu.kind
+    {
+        r.select.push(("cpu".into(), Value::Int(99)));
+    }
     plan.claims = vec![
         m("short", "window_fairness_factor_max"),
         m("measured", "fairness_factor"),
-        m("typo", "window_fairness_factor_mx"),
+        no_cpu,
     ];
+    resolve(&mut plan);
     // Every repetition of every point measured 20 ms against 100 ms fairness windows:
     // no full window, so the windowed fairness factor is NaN throughout.
     let dir = tempfile::tempdir().unwrap();
@@ -572,10 +687,134 @@ fn a_metric_the_run_was_too_short_to_measure_is_inconclusive() {
         short.detail
     );
     assert_ne!(one(&r, "measured").verdict, Verdict::Error);
-    // A real mistake still errs.
-    assert_eq!(one(&r, "typo").verdict, Verdict::Error);
-    // The typo is the only error among the gating claims.
+    // Rows the point does not have still err.
+    assert_eq!(one(&r, "nocpu").verdict, Verdict::Error);
+    // They are the only error among the gating claims.
     let gating = VerdictCounts::gating(&r);
     assert_eq!(gating.error, 1, "{gating:?}");
     assert!(gating.inconclusive > 0, "{gating:?}");
+}
+
+/// A claim says how many repetitions its verdict rests on (`n = 1` marked in every
+/// label), and which of the points it reads the noise gate flagged.
+#[test]
+fn one_repetition_and_noise_flagged_points_are_marked() {
+    let mut plan = plan();
+    let at = |threads: i64| {
+        metric(mref(
+            "throughput_ops_s",
+            &[("lock", s("stock")), ("threads", Value::Int(threads))],
+            None,
+        ))
+    };
+    let band = |id: &str, threads: i64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: at(threads),
+                lo: 0.0,
+                hi: f64::INFINITY,
+                strict: true,
+            },
+        )
+    };
+    plan.claims = vec![band("quiet", 4), band("noisy", 16)];
+    resolve(&mut plan);
+    let noisy_point = plan
+        .points
+        .iter()
+        .position(|p| p.id.contains("stock") && p.id.contains("threads=16"))
+        .unwrap();
+    let evaluate = |reps: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let man = manifest(&plan);
+        let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+        for mut r in all_records(&plan)
+            .into_iter()
+            .filter(|r| r.point.rep < reps)
+        {
+            if r.point.point as usize == noisy_point && r.point.rep == 0 {
+                r.point.noise = "flagged: cpu/wall 0.41 on thread 3".into();
+            }
+            w.write(&r).unwrap();
+        }
+        w.finish(&man).unwrap();
+        claims::evaluate(&plan, &load_results(dir.path()).unwrap())
+    };
+    let all = evaluate(REPS);
+    let quiet = one(&all, "quiet");
+    assert_eq!(quiet.repetitions, REPS as usize);
+    assert!(quiet.noisy_points.is_empty(), "{quiet:?}");
+    assert!(!quiet.measured_label().contains("n = 1"));
+    let noisy = one(&all, "noisy");
+    assert_eq!(noisy.noisy_points, [plan.points[noisy_point].id.clone()]);
+    assert_eq!(noisy.verdict_label(), "pass (noisy)");
+    let table = claims::claims_table(&all, 200);
+    assert!(
+        table.contains("noisy (noisy): reads points the noise gate flagged"),
+        "{table}"
+    );
+
+    let single = evaluate(1);
+    for c in &single {
+        assert_eq!(c.repetitions, 1, "{c:?}");
+        assert!(
+            c.measured_label().ends_with("(n = 1)"),
+            "{}",
+            c.measured_label()
+        );
+    }
+    let table = claims::claims_table(&single, 200);
+    assert_eq!(table.matches("(n = 1)").count(), 2, "{table}");
+}
+
+/// A maximum from a wait cut off by the end of the window is a lower bound: a claim
+/// that it stays below a bound cannot pass on it (the true value may be higher), but
+/// one it already exceeds fails, and a claim that it exceeds a bound passes.
+#[test]
+fn a_maximum_that_is_a_lower_bound_decides_only_what_it_can() {
+    let mut plan = plan();
+    let wait_max = || {
+        metric(mref(
+            "wait_max_ns",
+            &[("lock", s("stock")), ("threads", Value::Int(4))],
+            None,
+        ))
+    };
+    let band = |id: &str, lo: f64, hi: f64| {
+        claim(
+            id,
+            ClaimKind::Band {
+                expr: wait_max(),
+                lo,
+                hi,
+                strict: false,
+            },
+        )
+    };
+    // Every repetition measured wait_max_ns = 20 us.
+    plan.claims = vec![
+        band("below", f64::NEG_INFINITY, 1e6),
+        band("exceeded", f64::NEG_INFINITY, 1e3),
+        band("above", 1e3, f64::INFINITY),
+        band("not_yet", 1e6, f64::INFINITY),
+    ];
+    resolve(&mut plan);
+    let dir = tempfile::tempdir().unwrap();
+    let man = manifest(&plan);
+    let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+    for mut r in all_records(&plan) {
+        r.point.waits_censored = 1;
+        r.point.wait_max_censored = true;
+        w.write(&r).unwrap();
+    }
+    w.finish(&man).unwrap();
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let below = one(&r, "below");
+    assert_eq!(below.verdict, Verdict::Inconclusive, "{below:?}");
+    assert!(below.detail.contains("lower bound"), "{}", below.detail);
+    assert!(below.measured_label().contains("(lower bound)"));
+    assert_eq!(one(&r, "exceeded").verdict, Verdict::Fail);
+    assert_eq!(one(&r, "above").verdict, Verdict::Pass);
+    assert_eq!(one(&r, "not_yet").verdict, Verdict::Inconclusive);
 }

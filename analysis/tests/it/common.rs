@@ -6,10 +6,14 @@
 //! S = 2.0 / 1.8 / 1.2 at 16 threads (10ms / 1ms / 100us) and 1.0 at 4 threads.
 //! Repetition r multiplies every throughput by 1 + 0.01·(r − 2), so the ratio of
 //! medians is exactly S and each point's interval is ±2 %.
+//!
+//! Claims and plots are written by hand with unresolved references, then
+//! [`resolve`]d as the language resolves them (with `locklab_model::select`).
 
 use locklab_model::manifest::{HostInfo, Manifest};
 use locklab_model::plan::*;
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use locklab_model::select::{self, BaselineQuery};
 use std::collections::BTreeMap;
 
 pub const REPS: u32 = 5;
@@ -58,7 +62,12 @@ pub fn plan() -> Plan {
                 name: lock.into(),
                 algo,
                 axis: Some("lock".into()),
-                params: vec![],
+                // `lock cna = cna { threshold = $threshold }`: its own parameter.
+                params: if lock == "cna" {
+                    vec!["threshold".into()]
+                } else {
+                    vec![]
+                },
             },
             workload: single.clone(),
             placement: Placement {
@@ -149,9 +158,12 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
         workload: "single".into(),
         threads: n,
         skipped: None,
+        skip_cause: None,
         window_ns: 200 * MS,
         acquisitions: (tp * 0.2) as u64,
         ops: (tp * 0.2) as u64,
+        waits_censored: n as u64 - 1,
+        reacquisitions: 0,
         throughput_ops_s: tp,
         cpu_ns_per_acq: f64::NAN,
         overhead_ns: f64::NAN,
@@ -168,6 +180,8 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
         wait_mean_ns: 800.0,
         hold_mean_ns: 90.0,
         bypass_max: 3.0,
+        wait_max_censored: false,
+        bypass_max_censored: false,
         bypass_mean: 1.0,
         handoff_local_frac: if p.lock.name == "cna" { 0.9 } else { 0.5 },
         cpu_wall_ratio: f64::NAN,
@@ -192,6 +206,8 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
             node: i / (n / 2).max(1),
             class: "lock".into(),
             acquisitions: 1000 + i as u64,
+            waits_censored: 1,
+            reacquisitions: 0,
             share: 1.0 / n as f64,
             wait_p50_ns: 400.0 + i as f64,
             // Rises with the CPU id: the double-lock gradient.
@@ -201,6 +217,8 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
             wait_mean_ns: 500.0,
             hold_mean_ns: 90.0,
             bypass_max: 2.0,
+            wait_max_censored: false,
+            bypass_max_censored: false,
             cpu_ns: f64::NAN,
         })
         .collect();
@@ -282,6 +300,7 @@ pub fn manifest(plan: &Plan) -> Manifest {
             ..HostInfo::default()
         },
         plan: plan.clone(),
+        shards: Vec::new(),
     }
 }
 
@@ -329,4 +348,208 @@ pub fn results_dir(plan: &Plan) -> tempfile::TempDir {
     }
     w.finish(&m).unwrap();
     dir
+}
+
+// ---------------------------------------------------------------------------
+// Resolving references, as the language does
+
+fn named_mode(select: &[(String, Value)]) -> Option<Mode> {
+    [Mode::Sim, Mode::Native].into_iter().find(|m| {
+        select
+            .iter()
+            .any(|(k, v)| k == "mode" && *v == s(m.as_str()))
+    })
+}
+
+/// What `m` reads at point `p`: its baseline by the rule, its row selectors, and
+/// the modes both run in (the selection's, if it names one).
+fn target_at(plan: &Plan, m: &MetricRef, p: &Point) -> Target {
+    let named = named_mode(&m.select);
+    let mut modes: Vec<Mode> = [Mode::Sim, Mode::Native]
+        .into_iter()
+        .filter(|x| named.is_none_or(|n| n == *x) && select::runs_in(p, *x))
+        .collect();
+    let baseline = m.baseline.as_deref().map(|lock| {
+        let query = BaselineQuery {
+            lock,
+            pinned: &m.baseline_select,
+        };
+        let b = select::baseline(&plan.axes, &plan.points, p, &query)
+            .unwrap_or_else(|e| panic!("{}: no baseline: {e:?}", p.id));
+        modes.retain(|x| select::runs_in(&plan.points[b], *x));
+        b as u32
+    });
+    Target {
+        point: p.index as u32,
+        baseline,
+        rows: m
+            .select
+            .iter()
+            .filter(|(k, _)| select::is_row_key(k))
+            .cloned()
+            .collect(),
+        modes,
+    }
+}
+
+/// The points `m` matches; they may differ in `free` only.
+fn matched<'p>(plan: &'p Plan, m: &MetricRef, free: Option<&str>) -> Vec<&'p Point> {
+    let pts: Vec<&Point> = plan
+        .points
+        .iter()
+        .filter(|p| select::matches(p, &m.select))
+        .collect();
+    let varying: Vec<&str> = select::varying_axes(&plan.axes, &pts)
+        .into_iter()
+        .filter(|a| Some(*a) != free)
+        .collect();
+    assert!(
+        !pts.is_empty() && varying.is_empty(),
+        "{} must pin one point: {} match, differing in {varying:?}",
+        m.metric,
+        pts.len()
+    );
+    pts
+}
+
+fn resolve_ref(plan: &Plan, m: &mut MetricRef) {
+    let p = matched(plan, m, None)[0];
+    m.target = target_at(plan, m, p);
+}
+
+fn resolve_expr(plan: &Plan, e: &mut Expr, out: &mut Vec<(Option<Mode>, Vec<Mode>)>) {
+    match e {
+        Expr::Metric(m) => {
+            resolve_ref(plan, m);
+            out.push((named_mode(&m.select), m.target.modes.clone()));
+        }
+        Expr::Const { .. } => {}
+        Expr::Binary { lhs, rhs, .. } => {
+            resolve_expr(plan, lhs, out);
+            resolve_expr(plan, rhs, out);
+        }
+    }
+}
+
+fn resolve_trend(plan: &Plan, metric: &MetricRef, axis: &str, listed: &[Value]) -> TrendSeries {
+    let pts = matched(plan, metric, Some(axis));
+    let step = |value: &Value, target: Target| {
+        let mut m = metric.clone();
+        m.select.push((axis.to_string(), value.clone()));
+        m.target = target;
+        TrendStep {
+            value: value.clone(),
+            metric: m,
+        }
+    };
+    let Some(a) = plan.axes.iter().find(|a| a.name == axis) else {
+        let target = target_at(plan, metric, pts[0]);
+        if listed.is_empty() {
+            return TrendSeries::Rows { target };
+        }
+        let steps = listed
+            .iter()
+            .map(|v| {
+                let mut t = target.clone();
+                t.rows.push((axis.to_string(), v.clone()));
+                step(v, t)
+            })
+            .collect();
+        return TrendSeries::Steps { steps };
+    };
+    let mut values = if listed.is_empty() {
+        a.values.clone()
+    } else {
+        listed.to_vec()
+    };
+    if listed.is_empty() && values.iter().all(|v| v.as_f64().is_some()) {
+        values.sort_by(|x, y| x.as_f64().unwrap().total_cmp(&y.as_f64().unwrap()));
+    }
+    let steps = values
+        .iter()
+        .filter_map(|v| {
+            let p = pts
+                .iter()
+                .find(|p| p.axes.get(axis).is_some_and(|x| select::same_value(x, v)))?;
+            Some(step(v, target_at(plan, metric, p)))
+        })
+        .collect();
+    TrendSeries::Steps { steps }
+}
+
+/// Resolve every claim and plot of `plan` as the language does: each reference's
+/// target, each trend's steps, each claim's modes, each plot's points. Panics on
+/// a reference the language would reject.
+pub fn resolve(plan: &mut Plan) {
+    let all = [Mode::Sim, Mode::Native];
+    let snapshot = plan.clone();
+    for c in &mut plan.claims {
+        let mut readable: Vec<(Option<Mode>, Vec<Mode>)> = Vec::new();
+        match &mut c.kind {
+            ClaimKind::Band { expr, .. } => resolve_expr(&snapshot, expr, &mut readable),
+            ClaimKind::Ordering { exprs, .. } => {
+                for e in exprs {
+                    resolve_expr(&snapshot, e, &mut readable);
+                }
+            }
+            ClaimKind::Trend {
+                metric,
+                axis,
+                values,
+                series,
+                ..
+            } => {
+                *series = resolve_trend(&snapshot, metric, axis, values);
+                let modes = match series {
+                    TrendSeries::Rows { target } => target.modes.clone(),
+                    TrendSeries::Steps { steps } => all
+                        .into_iter()
+                        .filter(|m| {
+                            steps
+                                .iter()
+                                .filter(|s| s.metric.target.modes.contains(m))
+                                .count()
+                                >= 2
+                        })
+                        .collect(),
+                };
+                readable.push((named_mode(&metric.select), modes));
+            }
+        }
+        c.modes = if readable.iter().all(|(named, _)| named.is_some()) {
+            readable.first().and_then(|r| r.0).into_iter().collect()
+        } else {
+            all.into_iter()
+                .filter(|m| {
+                    readable
+                        .iter()
+                        .all(|(n, can)| n.is_some() || can.contains(m))
+                })
+                .collect()
+        };
+        assert!(!c.modes.is_empty(), "{}: no common mode", c.id);
+    }
+    for plot in &mut plan.plots {
+        let m = MetricRef {
+            metric: plot.metric.clone(),
+            select: plot.select.clone(),
+            baseline: plot.baseline.clone(),
+            baseline_select: vec![],
+            target: Target::default(),
+        };
+        plot.targets = snapshot
+            .points
+            .iter()
+            .filter(|p| select::matches(p, &m.select))
+            .filter(|p| m.baseline.as_ref() != Some(&p.lock.name))
+            .map(|p| target_at(&snapshot, &m, p))
+            .collect();
+    }
+}
+
+/// `plan` with `claims`, resolved.
+pub fn with_claims(mut plan: Plan, claims: Vec<Claim>) -> Plan {
+    plan.claims = claims;
+    resolve(&mut plan);
+    plan
 }

@@ -1,10 +1,20 @@
 use crate::common::*;
 use locklab_analysis::compare::{compare, CompareOptions, CompareVerdict};
 use locklab_analysis::ResultsWriter;
-use locklab_model::plan::Mode;
+use locklab_model::plan::{Mode, Plan};
 
 fn dir_with(scale: f64, hostname: &str, mode: Mode) -> tempfile::TempDir {
-    let plan = plan();
+    dir_of(&plan(), scale, hostname, mode, |_| {})
+}
+
+fn dir_of(
+    plan: &Plan,
+    scale: f64,
+    hostname: &str,
+    mode: Mode,
+    edit: impl Fn(&mut locklab_model::records::RunRecord),
+) -> tempfile::TempDir {
+    let plan = plan.clone();
     let mut m = manifest(&plan);
     m.host.hostname = hostname.into();
     let dir = tempfile::tempdir().unwrap();
@@ -13,6 +23,7 @@ fn dir_with(scale: f64, hostname: &str, mode: Mode) -> tempfile::TempDir {
         r.point.mode = mode;
         r.point.throughput_ops_s *= scale;
         r.point.wait_p99_ns /= scale;
+        edit(&mut r);
         w.write(&r).unwrap();
     }
     w.finish(&m).unwrap();
@@ -123,4 +134,57 @@ fn diff_records_finds_changed_simulations() {
     let d = locklab_analysis::store::diff_records(a.path(), c.path(), Mode::Sim).unwrap();
     assert_eq!(d.len(), plan().points.len() * REPS as usize);
     assert!(d[0].contains("throughput_ops_s"), "{}", d[0]);
+}
+
+#[test]
+fn runs_of_different_plans_are_refused() {
+    let a = dir_with(1.0, "labhost", Mode::Sim);
+    let mut renamed = plan();
+    renamed.experiment = "other".into();
+    let b = dir_of(&renamed, 1.0, "labhost", Mode::Sim, |_| {});
+    let e = compare(a.path(), b.path(), &CompareOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("different experiments (`cna_threshold` and `other`)"),
+        "{e}"
+    );
+    let mut longer = plan();
+    longer.run.duration_ns *= 2;
+    let c = dir_of(&longer, 1.0, "labhost", Mode::Sim, |_| {});
+    let e = compare(a.path(), c.path(), &CompareOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("different plans") && e.contains("fingerprints"),
+        "{e}"
+    );
+    // Claims and plots are not part of what is measured.
+    let mut reclaimed = plan();
+    reclaimed.claims.clear();
+    let d = dir_of(&reclaimed, 1.0, "labhost", Mode::Sim, |_| {});
+    assert!(compare(a.path(), d.path(), &CompareOptions::default()).is_ok());
+}
+
+#[test]
+fn noise_flagged_points_are_marked() {
+    let a = dir_with(1.0, "labhost", Mode::Native);
+    let b = dir_of(&plan(), 1.0, "labhost", Mode::Native, |r| {
+        if r.point.point == 0 && r.point.rep == 1 {
+            r.point.noise = "flagged: cpu time 60% of wall".into();
+        }
+    });
+    let c = compare(a.path(), b.path(), &CompareOptions::default()).unwrap();
+    let flagged: Vec<&str> = c
+        .rows
+        .iter()
+        .filter(|r| !r.noise.is_empty())
+        .map(|r| r.noise.as_str())
+        .collect();
+    assert!(!flagged.is_empty() && flagged.iter().all(|n| *n == "B"));
+    assert!(c.table().contains("noise"));
+    assert!(c
+        .warnings
+        .iter()
+        .any(|w| w.contains("1 point(s) had a repetition flagged")));
 }

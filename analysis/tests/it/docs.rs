@@ -60,3 +60,90 @@ fn the_metric_table_of_the_docs_is_the_registry() {
         "docs/metrics.md's metric table differs from the registry; it should read:\n\n{expected}"
     );
 }
+
+const RESULTS_DOC: &str = include_str!("../../../docs/results.md");
+const COLUMNS_BEGIN: &str =
+    "<!-- column tables: generated from the store's schema; a test checks it -->\n";
+const COLUMNS_END: &str = "<!-- end of column tables -->";
+
+/// The column tables of `docs/results.md` as `store::schema` and the registry define
+/// them: one table per file, every column in order.
+fn column_tables() -> String {
+    use locklab_analysis::store::schema::{layout, stored, Part, Stored};
+    use locklab_analysis::store::TABLES_SCHEMA_VERSION;
+    use locklab_model::metrics::{self, Table};
+    let mut out = format!("Layout version {TABLES_SCHEMA_VERSION}.\n");
+    for table in [Table::Points, Table::Threads, Table::Handoffs] {
+        out.push_str(&format!(
+            "\n### `{}.parquet`\n\n| column | type | unit | null | meaning |\n| --- | --- | --- | --- | --- |\n",
+            table.as_str()
+        ));
+        let mut row = |name: &str, dtype: &str, unit: Option<&str>, null: &str, doc: &str| {
+            out.push_str(&format!(
+                "| {name} | {dtype} | {} | {null} | {} |\n",
+                unit.unwrap_or(""),
+                doc.replace('|', "\\|")
+            ));
+        };
+        for part in layout(table) {
+            match part {
+                Part::Fixed(cols) => {
+                    for c in *cols {
+                        let null = if c.nullable { "yes" } else { "" };
+                        row(&format!("`{}`", c.name), c.dtype, c.unit, null, c.doc);
+                    }
+                }
+                Part::Axes => row(
+                    "*axis*`_ns`, *axis*`_bytes`, *axis*",
+                    "f64 or str",
+                    Some("from the suffix"),
+                    "",
+                    "one column per sweep axis of the plan, in axis order: the axis's name and its unit's suffix; numbers as f64, names as str (an axis named like an identity column is not repeated)",
+                ),
+                Part::Metrics => {
+                    for m in metrics::in_table(table) {
+                        let s = stored(table, m.name);
+                        if s == Stored::Extra {
+                            continue;
+                        }
+                        let null = if s == Stored::Measure { "n/a" } else { "" };
+                        row(&format!("`{}`", m.name), s.dtype(), Some(m.unit.as_str()), null, m.label);
+                    }
+                }
+                Part::Extra => {
+                    let from_extra: Vec<String> = metrics::in_table(table)
+                        .filter(|m| stored(table, m.name) == Stored::Extra)
+                        .map(|m| format!("`{}`", m.name))
+                        .collect();
+                    row(
+                        "*key*",
+                        "f64",
+                        Some("from the suffix"),
+                        "yes",
+                        &format!(
+                            "one column per key of the records' `extra` map, sorted by name: workload-specific metrics ({}) and diagnostics; null where a record lacks the key",
+                            from_extra.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_column_tables_of_the_results_docs_are_the_schema() {
+    let start = RESULTS_DOC
+        .find(COLUMNS_BEGIN)
+        .expect("docs/results.md has the tables' opening marker")
+        + COLUMNS_BEGIN.len();
+    let len = RESULTS_DOC[start..]
+        .find(COLUMNS_END)
+        .expect("docs/results.md has the tables' closing marker");
+    let expected = column_tables();
+    assert!(
+        RESULTS_DOC[start..start + len] == expected,
+        "docs/results.md's column tables differ from the schema; they should read:\n\n{expected}"
+    );
+}

@@ -27,7 +27,7 @@ fn point_summary_gives_median_and_order_statistic_interval() {
 }
 
 #[test]
-fn speedup_joins_the_baseline_on_every_other_axis() {
+fn speedup_pairs_each_point_with_its_baseline_by_the_language_rule() {
     let plan = plan();
     let dir = results_dir(&plan); // written in shuffled order
     let r = load_results(dir.path()).unwrap();
@@ -48,10 +48,48 @@ fn speedup_joins_the_baseline_on_every_other_axis() {
         assert!(sp[i].lo <= sp[i].value && sp[i].value <= sp[i].hi);
         let b = &plan.points[base[i] as usize];
         assert_eq!(b.lock.name, "stock");
+        // The threshold is cna's own parameter: stock runs at 10ms only and is the
+        // baseline of every threshold.
         assert_eq!(b.threads, p.threads, "{id} matched {}", b.id);
     }
     let e = pipeline::speedup(&r, "stokc").unwrap_err().to_string();
     assert!(e.contains("stokc") && e.contains("stock"), "{e}");
+
+    // Pairs given by the plan (a pinned baseline): cna at 4 threads over stock at 16.
+    let (cna4, stock16) = (
+        plan.points
+            .iter()
+            .find(|p| p.lock.name == "cna" && p.threads == 4)
+            .unwrap(),
+        plan.points
+            .iter()
+            .find(|p| p.lock.name == "stock" && p.threads == 16)
+            .unwrap(),
+    );
+    let pair = pipeline::SpeedupPair {
+        point: cna4.index as u32,
+        baseline: stock16.index as u32,
+    };
+    let s = pipeline::speedup_of(&r, &[pair]).unwrap();
+    assert_eq!(s.height(), 1);
+    assert!((estimates(&s, "speedup").unwrap()[0].value - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn without_its_own_parameter_a_lock_needs_its_baseline_at_the_same_values() {
+    // Had cna not read the threshold, stock (run at 10ms only) would be the baseline
+    // of cna at 10ms alone: the other thresholds have none and are left out.
+    let mut plan = plan();
+    for p in &mut plan.points {
+        p.lock.params.clear();
+    }
+    let pairs = pipeline::baseline_pairs(&plan, "stock").unwrap();
+    let thresholds: std::collections::BTreeSet<String> = pairs
+        .iter()
+        .map(|p| plan.points[p.point as usize].axes["threshold"].label())
+        .collect();
+    assert_eq!(thresholds.into_iter().collect::<Vec<_>>(), ["10ms"]);
+    assert_eq!(pairs.len(), 4, "stock and cna at 10ms, at 4 and 16 threads");
 }
 
 #[test]
@@ -80,7 +118,10 @@ fn node_thread_and_handoff_tables() {
     assert_eq!(max[1].value, 30_002.0);
     let cdfs = pipeline::wait_cdfs(&r).unwrap();
     assert_eq!(cdfs.len(), plan.points.len());
-    assert_eq!(cdfs[0].quantiles_ns.len(), 21);
+    assert_eq!(
+        cdfs[0].quantiles_ns.len(),
+        locklab_model::records::CDF_QUANTILES.len()
+    );
 }
 
 #[test]

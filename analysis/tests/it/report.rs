@@ -67,7 +67,7 @@ fn plan_with_claims_and_plots() -> Plan {
             group_by: vec![],
             select: vec![
                 ("lock".into(), s("cna")),
-                ("remote".into(), Value::Bool(true)),
+                ("cross_node".into(), Value::Bool(true)),
             ],
             baseline: None,
             log_x: true,
@@ -101,6 +101,7 @@ fn plan_with_claims_and_plots() -> Plan {
             targets: vec![],
         },
     ];
+    resolve(&mut p);
     p
 }
 
@@ -114,10 +115,11 @@ fn figures_render_as_svg_and_png() {
     let names: Vec<&str> = rendered.figures.iter().map(|f| f.name.as_str()).collect();
     for want in [
         "throughput_vs_threads-sim",
-        "speedup_vs_threshold-sim",
+        // The plan's plot 1 is speedup vs threshold: it replaces the default figure.
+        "plot1-speedup-sim",
         "jain_vs_throughput-sim",
-        "fairness_factor_vs_throughput-sim",
-        "wait_cdf-sim",
+        "wait_ccdf-sim",
+        "wait_per_thread-sim",
     ] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
@@ -233,8 +235,10 @@ fn report_leads_with_claims_and_inlines_svg() {
 
 #[test]
 fn too_many_series_become_small_multiples_and_none_is_dropped() {
-    // lock × threshold × batch: 16 series against threads, more than one figure
-    // holds; each threshold gets its own figure and every series stays.
+    // lock × threshold × batch: 24 series against threads, more than one figure
+    // holds. The threshold is cna's own parameter, so it stays with the lock (colour:
+    // the lock, marker and dash: the threshold); each batch gets its own figure and
+    // every series stays.
     let mut plan = plan();
     let base = std::mem::take(&mut plan.points);
     for b in 0..4i64 {
@@ -263,37 +267,36 @@ fn too_many_series_become_small_multiples_and_none_is_dropped() {
     let names: Vec<&str> = tp.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
-        [
-            "throughput_vs_threads-threshold-10ms-sim",
-            "throughput_vs_threads-threshold-1ms-sim",
-            "throughput_vs_threads-threshold-100us-sim"
-        ]
+        (0..4)
+            .map(|b| format!("throughput_vs_threads-batch-{b}-sim"))
+            .collect::<Vec<_>>()
     );
-    for f in &tp {
-        assert!(f.title.contains("threshold="), "{}", f.title);
-        for b in 0..4 {
-            assert!(f.svg.contains(&format!("cna, batch={b}")), "{}", f.name);
+    let thresholds: Vec<String> = plan
+        .axes
+        .iter()
+        .find(|a| a.name == "threshold")
+        .unwrap()
+        .values
+        .iter()
+        .map(|v| v.label())
+        .collect();
+    for (b, f) in tp.iter().enumerate() {
+        assert!(f.title.contains(&format!("batch={b}")), "{}", f.title);
+        for t in &thresholds {
+            assert!(
+                f.svg.contains(&format!("cna, threshold={t}")),
+                "{} lacks cna at {t}",
+                f.name
+            );
         }
-        assert_eq!(
-            f.svg.contains("stock, batch=0"),
-            f.name.contains("10ms"),
-            "{}",
-            f.name
-        );
+        assert!(f.svg.contains("stock, threshold=10ms"), "{}", f.name);
     }
-    // Per-point figures say which point they show, in their title and file name.
-    let per_point: Vec<&plots::Figure> = rendered
+    // The per-thread figure names the points it shows.
+    let per_thread = rendered
         .figures
         .iter()
-        .filter(|f| f.name.starts_with("wait_per_thread"))
-        .collect();
-    assert!(!per_point.is_empty());
-    for f in per_point {
-        assert!(
-            f.title.contains("threads=16") && f.title.contains("batch="),
-            "{}",
-            f.title
-        );
-        assert!(f.name.contains("threads-16"), "{}", f.name);
-    }
+        .find(|f| f.name == "wait_per_thread-sim")
+        .expect("a per-thread figure");
+    assert!(per_thread.svg.contains("threads=16"), "{}", per_thread.name);
+    assert!(per_thread.svg.contains("batch="), "{}", per_thread.name);
 }

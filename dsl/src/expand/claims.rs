@@ -310,14 +310,38 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
                     strict,
                 }
             } else {
+                let or_equal: Vec<bool> = links
+                    .iter()
+                    .map(|(o, _, _)| matches!(o, OrdOp::Le | OrdOp::Ge))
+                    .collect();
                 ClaimKind::Ordering {
                     exprs,
                     op: if up { OrderOp::Less } else { OrderOp::Greater },
                     min_gap: min_gap.unwrap_or(0.0),
+                    or_equal: if or_equal.iter().any(|e| *e) {
+                        or_equal
+                    } else {
+                        Vec::new()
+                    },
                 }
             }
         }
     };
+    if let Some(why) = super::vacuous::why(&kind) {
+        // The body's span runs to the next claim; point at its text only.
+        let body = ctx
+            .text(file)
+            .get(c.body_span.start..c.body_span.end)
+            .unwrap_or("");
+        let span = Span {
+            start: c.body_span.start,
+            end: c.body_span.start + body.trim_end().len(),
+        };
+        let d = ctx
+            .warn(file, span, format!("this claim cannot fail: {why}"))
+            .set_label("holds whatever the run measures");
+        d.help = Some("state a bound the measured value could cross".into());
+    }
     let modes = match scope.points {
         Some(_) => claim_modes(ctx, scope, c, &kind)?,
         None => Vec::new(),

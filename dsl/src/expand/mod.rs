@@ -10,12 +10,16 @@ mod points;
 mod refs;
 mod run;
 mod sweep;
+mod vacuous;
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Span};
 use crate::resolve::{Ctx, Env, Obj};
 use crate::syntax::{Experiment, Stmt};
 use crate::LoadOptions;
-use locklab_model::plan::{Axis, Plan, SourceFile, Topology, PLAN_SCHEMA_VERSION};
+use locklab_model::cost::{estimate_secs, Timing, MAX_CLAIMS, MAX_ESTIMATED_SECS, MAX_PLOTS};
+use locklab_model::plan::{
+    Axis, Mode, Plan, Point, RunSpec, SourceFile, Topology, PLAN_SCHEMA_VERSION,
+};
 use sha2::{Digest, Sha256};
 
 const EXPERIMENT_KEYS: &[&str] = &[
@@ -100,8 +104,12 @@ pub fn experiment(
         .collect();
     for ms in &modes {
         for (ai, _, values) in &ms.overrides {
+            // Values are told apart by label (what a point's id holds) in a set: axes
+            // may be long.
+            let mut seen: std::collections::BTreeSet<String> =
+                plan_axes[*ai].values.iter().map(|v| v.label()).collect();
             for v in values {
-                if !plan_axes[*ai].values.contains(v) {
+                if seen.insert(v.label()) {
                     plan_axes[*ai].values.push(v.clone());
                 }
             }
@@ -121,7 +129,32 @@ pub fn experiment(
         points: (run.is_some() && combos_ok && points_ok && !points.is_empty())
             .then_some(points.as_slice()),
         lock_axis: inputs.lock_axis(),
+        index: refs::PointIndex::new(&points),
+        budget: std::cell::Cell::new(refs::MAX_RESOLVE_WORK),
+        exhausted: std::cell::Cell::new(false),
     };
+    // Each claim and plot is resolved against every point: their number is bounded
+    // so that checking stays near linear in the file.
+    let claim_spans: Vec<Span> = expects
+        .iter()
+        .flat_map(|e| e.claims.iter().map(|c| c.span))
+        .collect();
+    let plot_spans: Vec<Span> = plot_stmts.iter().map(|p| p.span).collect();
+    for (spans, max, what) in [
+        (&claim_spans, MAX_CLAIMS, "claims"),
+        (&plot_spans, MAX_PLOTS, "plots"),
+    ] {
+        if let Some(&extra) = spans.get(max) {
+            ctx.err(
+                file,
+                extra,
+                format!("an experiment has at most {max} {what}"),
+            )
+            .set_label("one too many")
+            .help = Some("split the experiment".into());
+            return None;
+        }
+    }
     let (claims, claims_ok) = claims::claims(ctx, &scope, &expects);
     ok &= claims_ok;
     let mut plots = Vec::new();
@@ -130,6 +163,10 @@ pub fn experiment(
             Some(pl) => plots.push(pl),
             None => ok = false,
         }
+    }
+
+    if let (Some(r), false) = (&run, opts.allow_huge) {
+        ok &= within_budget(ctx, &o, r, &points, opts.quick);
     }
 
     if !ok || ctx.diags.iter().any(Diagnostic::is_error) {
@@ -156,6 +193,42 @@ pub fn experiment(
         plots,
         sources,
     })
+}
+
+/// The run's estimated work in each mode (`locklab_model::cost`) stays under the
+/// cap, or the `run` block is told so.
+fn within_budget(ctx: &mut Ctx, o: &Obj, run: &RunSpec, points: &[Point], quick: bool) -> bool {
+    let t = Timing::of(run, quick);
+    for &mode in &run.modes {
+        let secs = estimate_secs(points, t, mode);
+        if secs > MAX_ESTIMATED_SECS {
+            let span = o.prop("run").map_or(o.span, |p| p.key.span);
+            let how = match mode {
+                Mode::Sim => "simulated on one core",
+                Mode::Native => "natively",
+            };
+            ctx.err(
+                o.file,
+                span,
+                format!(
+                    "this run would take about {:.0} h {how}, more than the {:.0} h allowed",
+                    secs / 3600.0,
+                    MAX_ESTIMATED_SECS / 3600.0
+                ),
+            )
+            .set_label(format!(
+                "{} points × {} repetitions",
+                points.len(),
+                t.repetitions
+            ))
+            .help = Some(
+                "lower `repetitions`, `duration` or the points, or pass --allow-huge to run it anyway"
+                    .into(),
+            );
+            return false;
+        }
+    }
+    true
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

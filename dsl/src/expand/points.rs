@@ -5,6 +5,7 @@ use super::run::ModeSpec;
 use super::sweep::Sweep;
 use crate::resolve::{Ctx, Env, Obj};
 use crate::syntax::{Val, ValKind};
+use locklab_model::cost::{MAX_SIM_THREADS, MAX_THREADS};
 use locklab_model::plan::{Mode, PlacementKind, Point, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -261,7 +262,7 @@ pub fn resolve(
         let threads = inputs
             .threads
             .as_ref()
-            .and_then(|tv| ctx.count(env, file, tv, "`threads`", 1));
+            .and_then(|tv| ctx.count_in(env, file, tv, "`threads`", 1..=MAX_THREADS));
         let lock = inputs
             .lock
             .as_ref()
@@ -326,6 +327,17 @@ fn check_fit(ctx: &mut Ctx, env: Env, inputs: &Inputs, fit: &Fit) -> bool {
     let mut ok = true;
     let file = inputs.file;
     let threads = fit.threads;
+    if let (true, Some(tv)) = (fit.sim && threads > MAX_SIM_THREADS, &inputs.threads) {
+        let (tval, tfile) = ctx.deref(env, file, tv).unwrap_or((tv.clone(), file));
+        ctx.err(
+            tfile,
+            tval.span,
+            format!("{threads} threads are more than the simulator handles ({MAX_SIM_THREADS})"),
+        )
+        .set_label(format!("point {}", fit.id))
+        .help = Some("narrow the sim sweep: give `run { sim { threads = [...] } }`".into());
+        return false;
+    }
     if let (Some(c), true, Some(tv)) = (inputs.cpus, fit.sim, &inputs.threads) {
         if threads > c {
             let (tval, tfile) = ctx.deref(env, file, tv).unwrap_or((tv.clone(), file));
@@ -357,6 +369,25 @@ fn check_fit(ctx: &mut Ctx, env: Env, inputs: &Inputs, fit: &Fit) -> bool {
             )
             .set_label("too few CPUs");
             ok = false;
+        }
+        if fit.sim {
+            // Natively two threads may share a CPU (oversubscription); the simulator
+            // runs one thread per CPU.
+            let mut seen = std::collections::BTreeSet::new();
+            let used = &list[..list.len().min(threads as usize)];
+            if let Some(twice) = used.iter().find(|&&c| !seen.insert(c)) {
+                ctx.err(
+                    pfile,
+                    pval.span,
+                    format!("the placement puts two simulated threads on CPU {twice}"),
+                )
+                .set_label(format!("point {}", fit.id))
+                .help = Some(
+                    "a simulated thread needs a CPU of its own; narrow the sim sweep to points with distinct CPUs"
+                        .into(),
+                );
+                ok = false;
+            }
         }
         if let (Some(c), true) = (inputs.cpus, fit.sim) {
             if let Some(bad) = list.iter().find(|&&x| x >= c) {

@@ -7,12 +7,12 @@ use crate::diag::{did_you_mean, suggestion, Label, Span};
 use crate::resolve::Ctx;
 use crate::syntax::{Ident, MetricAst, Val};
 use crate::units::{self, cmp_values, value_text};
-use locklab_model::metrics;
+use locklab_model::metrics::{self, Table};
 use locklab_model::plan::{
     Axis, MetricRef, Mode, Point, Target, TrendSeries, TrendStep, Value, DIMENSIONS,
 };
-use locklab_model::select::{self, BaselineQuery, NoBaseline};
-use std::collections::BTreeSet;
+use locklab_model::select::{self, BaselineQuery, NoBaseline, NoTable};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What references are checked and resolved against.
 pub struct Scope<'a> {
@@ -26,6 +26,58 @@ pub struct Scope<'a> {
     pub points: Option<&'a [Point]>,
     /// The axis that chooses the lock (`lock = $lock`).
     pub lock_axis: Option<String>,
+    /// The points by axis value, to narrow a selection before it is applied.
+    pub index: PointIndex,
+    /// Work left for resolving references ([`MAX_RESOLVE_WORK`]), and whether it
+    /// ran out (said once).
+    pub budget: std::cell::Cell<u64>,
+    pub exhausted: std::cell::Cell<bool>,
+}
+
+/// The most work resolving an experiment's references may take, in points read: a
+/// target costs [`TARGET_COST`] (what it holds in the plan), and finding its
+/// baseline one per point of the plan (the baseline rule reads them all). Past it,
+/// a located error: an experiment this large in claims and plots should be split.
+pub const MAX_RESOLVE_WORK: u64 = 20_000_000;
+const TARGET_COST: u64 = 40;
+
+/// Points by (axis, value). A selection is applied ([`select::matches`]) only to
+/// the points that take the value of its rarest axis: a claim costs what it
+/// selects, not the whole sweep.
+#[derive(Default)]
+pub struct PointIndex(BTreeMap<(String, String), Vec<usize>>);
+
+impl PointIndex {
+    pub fn new(points: &[Point]) -> PointIndex {
+        let mut m: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+        for (i, p) in points.iter().enumerate() {
+            for (axis, v) in &p.axes {
+                m.entry((axis.clone(), index_key(v))).or_default().push(i);
+            }
+        }
+        PointIndex(m)
+    }
+
+    /// Indices of the points that may match `select`, ascending; `None`: any may.
+    fn candidates(&self, select: &[(String, Value)]) -> Option<&[usize]> {
+        select
+            .iter()
+            .filter(|(k, _)| k != "mode" && !select::is_row_key(k))
+            .map(|(k, v)| {
+                self.0
+                    .get(&(k.clone(), index_key(v)))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .min_by_key(|c| c.len())
+    }
+}
+
+/// Equal for values `select::same_value` calls the same (`4` and `4.0`).
+fn index_key(v: &Value) -> String {
+    match v.as_f64() {
+        Some(f) if matches!(v, Value::Int(_) | Value::Float(_)) => format!("{f}"),
+        _ => format!("{v:?}"),
+    }
 }
 
 /// A reference whose names and values check, not yet resolved.
@@ -162,7 +214,7 @@ pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Optio
                 None
             }
         },
-        "remote" => match &pv {
+        "cross_node" => match &pv {
             Some(Value::Bool(b)) => Some((key.name.clone(), Value::Bool(*b))),
             _ => {
                 bad(ctx, "`true` or `false`");
@@ -176,7 +228,12 @@ pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Optio
                 .map(|a| a.name.as_str())
                 .chain(DIMENSIONS.iter().copied())
                 .collect();
-            let help = did_you_mean(other, cands.iter().copied());
+            let help = if other == "remote" {
+                // The old name said where a waiter sat, not what the rows are.
+                Some("`remote` is now `cross_node`: hand-offs whose previous and next holder are on different nodes".into())
+            } else {
+                did_you_mean(other, cands.iter().copied())
+            };
             let d = ctx
                 .err(
                     file,
@@ -265,6 +322,20 @@ pub fn written<'a>(
         }
         (None, _) => None,
     };
+    if ok && baseline.is_none() {
+        let rows: Vec<(String, Value)> = select
+            .iter()
+            .filter(|(k, _)| select::is_row_key(k))
+            .cloned()
+            .collect();
+        let span_of = |key: &str| {
+            items
+                .iter()
+                .find(|(k, _)| k.name == key)
+                .map_or(m.span, |(k, _)| k.span)
+        };
+        ok &= check_table(ctx, file, name, &rows, span_of);
+    }
     ok.then(|| Written {
         ast: m,
         mref: MetricRef {
@@ -275,6 +346,52 @@ pub fn written<'a>(
             target: Target::default(),
         },
     })
+}
+
+/// The rows a reference selects must be of one table that measures its metric
+/// (`select::table`): `throughput_ops_s[cpu = 1]` names thread rows, which have no
+/// throughput. `span_of` locates a selector key.
+pub fn check_table(
+    ctx: &mut Ctx,
+    file: usize,
+    metric: &str,
+    rows: &[(String, Value)],
+    span_of: impl Fn(&str) -> Span,
+) -> bool {
+    let Some(m) = metrics::get(metric) else {
+        return true;
+    };
+    let err = match select::table(m, rows) {
+        Ok(_) => return true,
+        Err(e) => e,
+    };
+    match err {
+        NoTable::Mixed { thread, handoff } => {
+            ctx.err(
+                file,
+                span_of(&handoff),
+                format!("`{thread}` selects thread rows and `{handoff}` hand-off rows"),
+            )
+            .set_label("another table")
+            .help = Some("a reference reads one table: select threads or hand-offs".into());
+        }
+        NoTable::NotIn { metric, table, key } => {
+            let (rows, per) = match table {
+                Table::Threads => ("thread", "per thread"),
+                Table::Handoffs => ("hand-off", "per hand-off pair"),
+                Table::Points => ("point", "per point"),
+            };
+            let names: Vec<&str> = metrics::in_table(table).map(|m| m.name).collect();
+            ctx.err(
+                file,
+                span_of(&key),
+                format!("`{key}` selects {rows} rows, which do not measure `{metric}`"),
+            )
+            .set_label(format!("no `{metric}` here"))
+            .help = Some(format!("measured {per}: {}", names.join(", ")));
+        }
+    }
+    false
 }
 
 /// The baseline of `over LOCK` must be a value of the lock axis.
@@ -343,19 +460,27 @@ struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// `None` when references are not resolved (no complete points).
     fn new(scope: &'a Scope<'a>) -> Option<Resolver<'a>> {
         scope.points.map(|points| Resolver { scope, points })
+    }
+
+    /// The budget is spent (said once, where it ran out): nothing more resolves.
+    fn spent(&self) -> bool {
+        self.scope.exhausted.get()
     }
 
     /// The points the selection matches; an error when there are none, or when
     /// they differ in an axis other than `free` (a trend's own axis).
     fn pinned(&self, ctx: &mut Ctx, w: &Written, free: Option<&str>) -> Option<Vec<&'a Point>> {
         let file = self.scope.file;
-        let matched: Vec<&Point> = self
-            .points
-            .iter()
-            .filter(|p| select::matches(p, &w.mref.select))
-            .collect();
+        let matched: Vec<&Point> = match self.scope.index.candidates(&w.mref.select) {
+            Some(c) => c.iter().map(|&i| &self.points[i]).collect::<Vec<_>>(),
+            None => self.points.iter().collect(),
+        }
+        .into_iter()
+        .filter(|p| select::matches(p, &w.mref.select))
+        .collect();
         if matched.is_empty() {
             ctx.err(
                 file,
@@ -400,6 +525,28 @@ impl<'a> Resolver<'a> {
     /// What `w` reads at point `p`: its baseline (for `speedup`), its rows and its
     /// modes (the selection's, else the point's, that its baseline runs in too).
     fn target(&self, ctx: &mut Ctx, w: &Written, p: &Point) -> Option<Target> {
+        let cost = TARGET_COST
+            + w.mref
+                .baseline
+                .as_ref()
+                .map_or(0, |_| self.points.len() as u64);
+        let left = self.scope.budget.get();
+        if left < cost {
+            if !self.spent() {
+                self.scope.exhausted.set(true);
+                ctx.err(
+                    self.scope.file,
+                    w.ast.span,
+                    format!(
+                        "the claims and plots ask for too much: more than {MAX_RESOLVE_WORK} points read in all (with their baselines)"
+                    ),
+                )
+                .set_label("here the limit is reached")
+                .help = Some("pin the selections, shorten the trends or split the experiment".into());
+            }
+            return None;
+        }
+        self.scope.budget.set(left - cost);
         let mode = w.mode();
         let mut modes: Vec<Mode> = [Mode::Sim, Mode::Native]
             .into_iter()
@@ -511,6 +658,9 @@ pub fn resolve_one(ctx: &mut Ctx, scope: &Scope, w: Written) -> Option<MetricRef
     let Some(r) = Resolver::new(scope) else {
         return Some(w.mref);
     };
+    if r.spent() {
+        return None;
+    }
     let p = r.pinned(ctx, &w, None)?[0];
     let target = r.target(ctx, &w, p)?;
     Some(MetricRef { target, ..w.mref })
@@ -529,6 +679,9 @@ pub fn resolve_trend(
     let Some(r) = Resolver::new(scope) else {
         return Some(TrendSeries::default());
     };
+    if r.spent() {
+        return None;
+    }
     let matched = r.pinned(ctx, w, Some(&axis.name))?;
     let step = |value: &Value, target: Target| {
         let mut metric = w.mref.clone();
@@ -541,6 +694,11 @@ pub fn resolve_trend(
     };
     let Some(plan_axis) = scope.axes.iter().find(|a| a.name == axis.name) else {
         // A result dimension: one point, whose rows vary.
+        let mut rows = w.rows();
+        rows.push((axis.name.clone(), Value::Int(0)));
+        if !check_table(ctx, scope.file, w.name(), &rows, |_| axis.span) {
+            return None;
+        }
         let target = r.target(ctx, w, matched[0])?;
         if listed.is_empty() {
             return Some(TrendSeries::Rows { target });
@@ -560,14 +718,16 @@ pub fn resolve_trend(
     } else {
         listed.to_vec()
     };
+    // The first matched point at each value of the axis, found once.
+    let mut at: BTreeMap<String, &Point> = BTreeMap::new();
+    for p in &matched {
+        if let Some(x) = p.axes.get(&axis.name) {
+            at.entry(index_key(x)).or_insert(p);
+        }
+    }
     let mut steps = Vec::new();
     for v in &values {
-        let at = |p: &&&Point| {
-            p.axes
-                .get(&axis.name)
-                .is_some_and(|x| select::same_value(x, v))
-        };
-        if let Some(p) = matched.iter().find(at) {
+        if let Some(p) = at.get(&index_key(v)) {
             steps.push(step(v, r.target(ctx, w, p)?));
             continue;
         }
@@ -626,12 +786,17 @@ pub fn resolve_plot(ctx: &mut Ctx, scope: &Scope, w: &Written) -> Option<Vec<Tar
     let Some(r) = Resolver::new(scope) else {
         return Some(Vec::new());
     };
-    let shown: Vec<&Point> = r
-        .points
-        .iter()
-        .filter(|p| select::matches(p, &w.mref.select))
-        .filter(|p| w.mref.baseline.as_ref() != Some(&p.lock.name))
-        .collect();
+    if r.spent() {
+        return None;
+    }
+    let shown: Vec<&Point> = match scope.index.candidates(&w.mref.select) {
+        Some(c) => c.iter().map(|&i| &r.points[i]).collect::<Vec<_>>(),
+        None => r.points.iter().collect(),
+    }
+    .into_iter()
+    .filter(|p| select::matches(p, &w.mref.select))
+    .filter(|p| w.mref.baseline.as_ref() != Some(&p.lock.name))
+    .collect();
     if shown.is_empty() {
         ctx.err(
             scope.file,

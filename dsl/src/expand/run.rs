@@ -6,6 +6,7 @@ use crate::diag::{did_you_mean, Span};
 use crate::resolve::{Ctx, Env};
 use crate::syntax::{Entry, Val, ValKind};
 use crate::units::{same_type, value_noun};
+use locklab_model::cost::MAX_REPETITIONS;
 use locklab_model::plan::{Mode, RunSpec, Value};
 use std::collections::BTreeMap;
 
@@ -114,9 +115,9 @@ pub fn read(
         Some(d) => ctx.duration(env, file, d, "`warmup`"),
         None => duration.map(|d| d / 10),
     };
-    let reps = o
-        .get("repetitions")
-        .map_or(Some(1), |r| ctx.count(env, file, r, "`repetitions`", 1));
+    let reps = o.get("repetitions").map_or(Some(1), |r| {
+        ctx.count_in(env, file, r, "`repetitions`", 1..=MAX_REPETITIONS)
+    });
     let (mut qd, mut qw, mut qr) = (None, None, Some(1));
     if let Some(q) = o.get("quick") {
         if !matches!(q.kind, ValKind::Record { ctor: None, .. }) {
@@ -141,7 +142,7 @@ pub fn read(
             .get("warmup")
             .map(|d| ctx.duration(env, file, d, "quick `warmup`"));
         if let Some(r) = qo.get("repetitions") {
-            qr = ctx.count(env, file, r, "quick `repetitions`", 1);
+            qr = ctx.count_in(env, file, r, "quick `repetitions`", 1..=MAX_REPETITIONS);
         }
     }
     let mut specs = Vec::new();

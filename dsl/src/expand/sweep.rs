@@ -9,6 +9,30 @@ use locklab_model::plan::{Value, DIMENSIONS};
 
 /// A range may not expand to more values than this.
 pub const MAX_RANGE: usize = 10_000;
+/// An axis may hold at most this many values (ranges and lists together).
+pub const MAX_AXIS_VALUES: usize = 100_000;
+
+/// Axis values ordered as the language compares them, for finding repeats. Values of
+/// one axis have one type (checked before), so the order is total but for NaN,
+/// which no value of the language is.
+struct Ordered(Value);
+
+impl PartialEq for Ordered {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Ordered {}
+impl PartialOrd for Ordered {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ordered {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        cmp_values(&self.0, &other.0).unwrap_or(std::cmp::Ordering::Equal)
+    }
+}
 
 pub struct AxisDecl {
     pub name: Ident,
@@ -310,6 +334,16 @@ pub fn axis_list(
     let mut vals = Vec::new();
     let mut ok = true;
     for it in items {
+        if vals.len() > MAX_AXIS_VALUES {
+            ctx.err(
+                file,
+                it.span,
+                format!("axis `{name}` has more than {MAX_AXIS_VALUES} values"),
+            )
+            .set_label("too many values")
+            .help = Some("narrow the axis, or split the experiment".into());
+            return (Vec::new(), Vec::new(), false);
+        }
         match &it.kind {
             ValKind::Range { .. } => match expand_range(ctx, file, it) {
                 Some(mut v) => vals.append(&mut v),
@@ -327,6 +361,8 @@ pub fn axis_list(
         }
     }
     let mut values: Vec<Value> = Vec::new();
+    // Repeats are found in a set, not by comparing every pair: an axis may be long.
+    let mut seen = std::collections::BTreeSet::new();
     let mut first_ty: Option<(Value, Span)> = None;
     let mut kept_vals = Vec::new();
     for v in vals {
@@ -365,10 +401,7 @@ pub fn axis_list(
                 } else {
                     first_ty = Some((pv.clone(), v.span));
                 }
-                if values
-                    .iter()
-                    .any(|x| cmp_values(x, &pv) == Some(std::cmp::Ordering::Equal))
-                {
+                if !seen.insert(Ordered(pv.clone())) {
                     ctx.err(
                         file,
                         v.span,

@@ -58,6 +58,10 @@ pub struct Ctx<'l> {
     pub placements: BTreeMap<String, Def>,
     /// Definitions that did not parse, by (kind, name): not reported again.
     pub broken: std::collections::BTreeSet<(String, String)>,
+    /// Every file read, by identity: its index in `files`.
+    pub loaded: BTreeMap<crate::FileId, usize>,
+    /// Bytes of source read so far (experiment and libraries).
+    pub source_bytes: u64,
 }
 
 /// The properties of one `{ ... }` block, checked for unknown and repeated keys.

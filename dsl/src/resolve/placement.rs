@@ -3,6 +3,7 @@
 use super::{Ctx, Env};
 use crate::diag::did_you_mean;
 use crate::syntax::{Ident, Val, ValKind};
+use locklab_model::cost::{MAX_CPUS, MAX_VIRTUAL_NODES};
 use locklab_model::plan::{Placement, PlacementKind};
 
 pub const PLACEMENT_POLICIES: &[&str] = &["compact", "scatter", "will_it_scale", "list"];
@@ -47,7 +48,7 @@ impl Ctx<'_> {
         let (v, file) = self.deref(env, file, v)?;
         match &v.kind {
             ValKind::List(_) => {
-                let cpus = self.u32_list(env, file, &v, "explicit CPU list")?;
+                let cpus = self.u32_list(env, file, &v, "explicit CPU list", MAX_CPUS)?;
                 Some(Placement {
                     policy: PlacementKind::List(cpus),
                     virtual_nodes: None,
@@ -83,6 +84,7 @@ impl Ctx<'_> {
                         file,
                         n,
                         "`nodes` (virtual NUMA node per thread)",
+                        MAX_VIRTUAL_NODES,
                     )?),
                     None => None,
                 };
@@ -91,7 +93,9 @@ impl Ctx<'_> {
                     "scatter" => PlacementKind::Scatter,
                     "will_it_scale" => PlacementKind::WillItScale,
                     _ => match o.get("cpus") {
-                        Some(c) => PlacementKind::List(self.u32_list(env, file, c, "`cpus`")?),
+                        Some(c) => {
+                            PlacementKind::List(self.u32_list(env, file, c, "`cpus`", MAX_CPUS)?)
+                        }
                         None => {
                             self.missing(&o, "cpus", "[0, 1]");
                             return None;

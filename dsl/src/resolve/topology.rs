@@ -3,6 +3,8 @@
 use super::{Ctx, Def, Env, Obj};
 use crate::diag::did_you_mean;
 use crate::syntax::{Ident, Val, ValKind};
+use crate::FileKind;
+use locklab_model::cost::MAX_CPUS;
 use locklab_model::plan::{Costs, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
 
 impl Ctx<'_> {
@@ -131,12 +133,12 @@ impl Ctx<'_> {
         let Some(cpus) = sockets
             .checked_mul(cores)
             .and_then(|c| c.checked_mul(smt))
-            .filter(|c| *c <= 1 << 16)
+            .filter(|c| *c <= MAX_CPUS)
         else {
             self.err(
                 file,
                 def.value.span,
-                format!("{what} has too many CPUs (at most 65536)"),
+                format!("{what} has too many CPUs (at most {MAX_CPUS})"),
             );
             return None;
         };
@@ -338,27 +340,31 @@ impl Ctx<'_> {
     }
 
     /// A CSV of one-way transfer latencies in ns, one row per CPU, read through the
-    /// loader relative to the file that names it.
+    /// loader relative to the file that names it. Its problems point at `matrix` and
+    /// say where in the CSV, without quoting it: it may not be a CSV at all.
     fn matrix(&mut self, file: usize, v: &Val, cpus: u32) -> Option<Vec<Vec<u64>>> {
         let rel = self.string(Env::NoAxes, file, v, "`matrix`")?;
         let path = crate::resolve_path(&self.path(file), &rel);
-        let text = match self.files.iter().find(|f| f.0 == path) {
-            Some(f) => f.1.clone(),
-            None => match self.loader.read(&path) {
-                Ok(t) => {
-                    self.files.push((path.clone(), t.clone()));
-                    t
-                }
-                Err(e) => {
-                    self.err(
-                        file,
-                        v.span,
-                        format!("cannot read matrix file `{path}`: {e}"),
-                    )
-                    .set_label("named here");
-                    return None;
+        let text = match self.loader.read(&path, FileKind::Matrix) {
+            Ok(loaded) => match self.loaded.get(&loaded.id) {
+                Some(&i) => self.files[i].1.clone(),
+                None => {
+                    self.loaded.insert(loaded.id, self.files.len());
+                    self.files.push((path.clone(), loaded.text.clone()));
+                    loaded.text
                 }
             },
+            Err(e) => {
+                let d = self
+                    .err(
+                        file,
+                        v.span,
+                        format!("cannot read matrix file `{path}`: {}", e.reason),
+                    )
+                    .set_label("named here");
+                d.help = e.help;
+                return None;
+            }
         };
         let mut rows = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -367,15 +373,25 @@ impl Ctx<'_> {
                 continue;
             }
             let mut row = Vec::new();
-            for cell in t.split([',', ';', ' ', '\t']).filter(|c| !c.is_empty()) {
+            for (j, cell) in t
+                .split([',', ';', ' ', '\t'])
+                .filter(|c| !c.is_empty())
+                .enumerate()
+            {
                 match cell.parse::<f64>() {
                     Ok(f) if (0.0..1e15).contains(&f) => row.push(f.round() as u64),
                     _ => {
                         self.err(
                             file,
                             v.span,
-                            format!("`{path}` line {}: `{cell}` is not a latency in ns", i + 1),
-                        );
+                            format!(
+                                "`{path}` line {}, column {}: not a latency in ns",
+                                i + 1,
+                                j + 1
+                            ),
+                        )
+                        .set_label("named here")
+                        .help = Some("each cell is a number of nanoseconds".into());
                         return None;
                     }
                 }

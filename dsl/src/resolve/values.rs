@@ -129,9 +129,22 @@ impl Ctx<'_> {
 
     /// A whole number in `min..=u32::MAX`.
     pub fn count(&mut self, env: Env, file: usize, v: &Val, what: &str, min: u32) -> Option<u32> {
+        self.count_in(env, file, v, what, min..=u32::MAX)
+    }
+
+    /// A whole number in `range`; the limits of `locklab_model::cost` come in here.
+    pub fn count_in(
+        &mut self,
+        env: Env,
+        file: usize,
+        v: &Val,
+        what: &str,
+        range: std::ops::RangeInclusive<u32>,
+    ) -> Option<u32> {
+        let (min, max) = (*range.start(), *range.end());
         let (s, v, file) = self.scalar(env, file, v, what)?;
         match s {
-            Scalar::Int(i) if i >= i64::from(min) && i <= i64::from(u32::MAX) => Some(i as u32),
+            Scalar::Int(i) if i >= i64::from(min) && i <= i64::from(max) => Some(i as u32),
             Scalar::Int(i) if i < i64::from(min) => {
                 self.err(
                     file,
@@ -141,8 +154,17 @@ impl Ctx<'_> {
                 .set_label(format!("at least {min}"));
                 None
             }
-            Scalar::Int(i) => {
+            Scalar::Int(i) if max == u32::MAX => {
                 self.err(file, v.span, format!("{what} is too large ({i})"));
+                None
+            }
+            Scalar::Int(i) => {
+                self.err(
+                    file,
+                    v.span,
+                    format!("{what} must be at most {max}, found {i}"),
+                )
+                .set_label(format!("at most {max}"));
                 None
             }
             _ => {
@@ -267,7 +289,15 @@ impl Ctx<'_> {
         }
     }
 
-    pub fn u32_list(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<Vec<u32>> {
+    /// A non-empty list of whole numbers below `below`.
+    pub fn u32_list(
+        &mut self,
+        env: Env,
+        file: usize,
+        v: &Val,
+        what: &str,
+        below: u32,
+    ) -> Option<Vec<u32>> {
         let (items, file) = self.list_items(env, file, v, what)?;
         if items.is_empty() {
             self.err(file, v.span, format!("{what} must not be empty"));
@@ -276,7 +306,7 @@ impl Ctx<'_> {
         let mut out = Vec::new();
         let mut ok = true;
         for it in &items {
-            match self.count(env, file, it, what, 0) {
+            match self.count_in(env, file, it, what, 0..=below - 1) {
                 Some(n) => out.push(n),
                 None => ok = false,
             }

@@ -3,6 +3,7 @@
 use super::{Ctx, Env, Obj};
 use crate::diag::{did_you_mean, Diagnostic};
 use crate::syntax::{Prop, Val, ValKind};
+use locklab_model::cost::{MAX_BULK_ITEMS, MAX_LINES, MAX_WAKEUP_TASKS};
 use locklab_model::plan::*;
 
 pub const WORKLOAD_KINDS: &[&str] = &["single", "double", "bulk", "wakeup"];
@@ -70,9 +71,9 @@ impl Ctx<'_> {
                 let outside = o.get("outside").map_or(Some(Dist::Fixed { ns: 0 }), |x| {
                     self.dist(env, file, x, "`outside`")
                 });
-                let lines = o
-                    .get("lines")
-                    .map_or(Some(1), |x| self.count(env, file, x, "`lines`", 0));
+                let lines = o.get("lines").map_or(Some(1), |x| {
+                    self.count_in(env, file, x, "`lines`", 0..=MAX_LINES)
+                });
                 Some(Workload::SingleLock {
                     critical: critical?,
                     outside: outside?,
@@ -99,9 +100,9 @@ impl Ctx<'_> {
                 let interval = self.req_dist(env, &o, "interval", "exp(5us)");
                 let own = self.req_dist(env, &o, "own_hold", "1us");
                 let pair = self.req_dist(env, &o, "pair_hold", "1us");
-                let lines = o
-                    .get("lines")
-                    .map_or(Some(1), |x| self.count(env, file, x, "`lines`", 0));
+                let lines = o.get("lines").map_or(Some(1), |x| {
+                    self.count_in(env, file, x, "`lines`", 0..=MAX_LINES)
+                });
                 Some(Workload::DoubleLock {
                     policy: if policy? == "fair" {
                         DoubleLockPolicy::Fair
@@ -139,9 +140,9 @@ impl Ctx<'_> {
                 let think = o.get("think").map_or(Some(Dist::Fixed { ns: 0 }), |x| {
                     self.dist(env, file, x, "`think`")
                 });
-                let lines = o
-                    .get("lines")
-                    .map_or(Some(1), |x| self.count(env, file, x, "`lines`", 0));
+                let lines = o.get("lines").map_or(Some(1), |x| {
+                    self.count_in(env, file, x, "`lines`", 0..=MAX_LINES)
+                });
                 let mut mix = Vec::new();
                 let mut ok = true;
                 let classes: Vec<&Prop> = o.repeated().to_vec();
@@ -231,7 +232,7 @@ impl Ctx<'_> {
             .get("weight")
             .map_or(Some(1), |x| self.count(env, file, x, "`weight`", 0));
         let items = match o.get("items") {
-            Some(x) => self.count(env, file, x, "`items`", 1),
+            Some(x) => self.count_in(env, file, x, "`items`", 1..=MAX_BULK_ITEMS),
             None => {
                 self.missing(&o, "items", "31");
                 None
@@ -285,7 +286,7 @@ impl Ctx<'_> {
             }
         };
         let workers = match o.get("workers") {
-            Some(x) => self.count(env, file, x, "`workers`", 1),
+            Some(x) => self.count_in(env, file, x, "`workers`", 1..=MAX_WAKEUP_TASKS),
             None => {
                 self.missing(&o, "workers", "8");
                 None
@@ -294,12 +295,12 @@ impl Ctx<'_> {
         let worker_weight = o.get("worker_weight").map_or(Some(1024), |x| {
             self.count(env, file, x, "`worker_weight`", 1)
         });
-        let hogs = o
-            .get("hogs")
-            .map_or(Some(0), |x| self.count(env, file, x, "`hogs`", 0));
-        let hog_groups = o
-            .get("hog_groups")
-            .map_or(Some(1), |x| self.count(env, file, x, "`hog_groups`", 1));
+        let hogs = o.get("hogs").map_or(Some(0), |x| {
+            self.count_in(env, file, x, "`hogs`", 0..=MAX_WAKEUP_TASKS)
+        });
+        let hog_groups = o.get("hog_groups").map_or(Some(1), |x| {
+            self.count_in(env, file, x, "`hog_groups`", 1..=MAX_WAKEUP_TASKS)
+        });
         let hog_group_weight = o.get("hog_group_weight").map_or(Some(1024), |x| {
             self.count(env, file, x, "`hog_group_weight`", 1)
         });

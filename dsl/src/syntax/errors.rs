@@ -236,20 +236,13 @@ pub(super) fn convert_pest_error(
             None
         }
     };
-    let mut end = found_pos.saturating_add(1).min(src.len());
-    while end < src.len() && !src.is_char_boundary(end) {
-        end += 1;
-    }
-    let mut d = Diagnostic::error(
-        file,
-        Span::new(found_pos, end.max(found_pos)),
-        message.clone(),
-    );
+    let span = Span::char_at(src, found_pos);
+    let mut d = Diagnostic::error(file, span, message.clone());
     if !what.is_empty() {
         d = d.with_label(format!("expected {what}"));
     }
     if unterminated {
-        d = Diagnostic::error(file, Span::new(found_pos, end.max(found_pos)), message)
+        d = Diagnostic::error(file, span, message)
             .with_label("string starts here")
             .with_help("strings end with `\"` on the same line");
     } else if let Some(h) = keyword_help {

@@ -24,3 +24,8 @@ struct LabParser;
 /// Deeper nesting than this is refused before pest sees it (no input may overflow
 /// the stack).
 const MAX_DEPTH: usize = 40;
+
+/// A statement may hold at most this many `+ - * /`: a claim's expression is a tree
+/// that later stages walk recursively and store in the manifest, whose readers
+/// limit nesting.
+const MAX_OPERATORS: usize = 32;

@@ -6,7 +6,7 @@ use super::lower::Builder;
 use super::scan::{
     is_blank, matching_close, open_brace, scan, top_level_pieces, word_at, CONTINUATION_WORDS,
 };
-use super::{Experiment, Item, LabParser, Rule, Val, MAX_DEPTH};
+use super::{Experiment, Item, LabParser, Rule, Val, MAX_DEPTH, MAX_OPERATORS};
 use crate::diag::{Diagnostic, Span};
 use pest::Parser;
 
@@ -171,7 +171,7 @@ impl Parser_<'_> {
                 self.diags.push(
                     Diagnostic::error(
                         self.file,
-                        Span::new(off, off + 1),
+                        Span::char_at(self.src, off),
                         format!("unexpected {} after the experiment block", found_at(self.src, off)),
                     )
                     .with_label("expected a top-level item")
@@ -210,6 +210,25 @@ impl Parser_<'_> {
                 Ok(mut pairs) => {
                     let top = pairs.next().expect("stmt_only matched");
                     let b = Builder { offset: st };
+                    if let Some(op) = top
+                        .clone()
+                        .into_inner()
+                        .flatten()
+                        .filter(|p| matches!(p.as_rule(), Rule::add_op | Rule::mul_op))
+                        .nth(MAX_OPERATORS)
+                    {
+                        let at = st + op.as_span().start();
+                        self.diags.push(
+                            Diagnostic::error(
+                                self.file,
+                                Span::new(at, at + 1),
+                                format!("a statement may hold at most {MAX_OPERATORS} arithmetic operators"),
+                            )
+                            .with_label("one too many")
+                            .with_help("split the claim; no claim needs this many terms"),
+                        );
+                        continue;
+                    }
                     for p in top.into_inner() {
                         if p.as_rule() != Rule::EOI {
                             body.push(b.stmt(p));

@@ -83,7 +83,11 @@ fn corpus() {
         let text = std::fs::read_to_string(path).unwrap();
         let expected = expectations(&text);
         assert!(!expected.is_empty(), "{main} names no expected diagnostic");
-        let checked = load(&main, &FsLoader, &LoadOptions::default());
+        let checked = load(
+            &main,
+            &FsLoader::for_experiment(path, &[]),
+            &LoadOptions::default(),
+        );
         let rel = |f: &str| f.strip_prefix(&prefix).unwrap_or(f).to_string();
         let main_rel = rel(&main);
         let found: Vec<(Severity, String, usize, usize, String, String)> = checked

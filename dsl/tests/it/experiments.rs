@@ -25,7 +25,11 @@ fn every_experiment_checks_and_plans() {
     let files = lab_files(&root());
     assert!(files.len() >= 5, "{files:?}");
     for f in files {
-        let c = load(&f, &FsLoader, &LoadOptions::default());
+        let c = load(
+            &f,
+            &FsLoader::for_experiment(Path::new(&f), &[]),
+            &LoadOptions::default(),
+        );
         assert!(!c.has_errors(), "{f}:\n{}", show(&c));
         assert!(c.diagnostics.is_empty(), "{f} has warnings:\n{}", show(&c));
         let plan = c.plan.unwrap_or_else(|| panic!("{f}: no plan"));
@@ -40,7 +44,11 @@ fn every_library_checks() {
     let files = lab_files(&root().join("lib"));
     assert!(files.len() >= 3, "{files:?}");
     for f in files {
-        let c = load(&f, &FsLoader, &LoadOptions::default());
+        let c = load(
+            &f,
+            &FsLoader::for_experiment(Path::new(&f), &[]),
+            &LoadOptions::default(),
+        );
         assert!(c.diagnostics.is_empty(), "{f}:\n{}", show(&c));
         assert!(c.is_library(), "{f} should be a library");
     }

@@ -2,7 +2,9 @@
 
 mod corpus;
 mod experiments;
+mod files;
 mod fuzz;
+mod hostile;
 mod props;
 mod snapshots;
 mod targets;

@@ -122,12 +122,14 @@ fn set_overrides_an_axis() {
     let loader = MemLoader([("small.lab".to_string(), SMALL.to_string())].into());
     let opts = LoadOptions {
         overrides: vec![("threshold".into(), "10ms, 20ms".into())],
+        ..Default::default()
     };
     let c = load("small.lab", &loader, &opts);
     // The claims name 100us, which is no longer swept: said, with the file and line.
     assert!(c.has_errors());
     let opts = LoadOptions {
         overrides: vec![("threads".into(), "2".into())],
+        ..Default::default()
     };
     let c = load("small.lab", &loader, &opts);
     assert!(
@@ -142,6 +144,7 @@ fn set_overrides_an_axis() {
             ("thread".into(), "2".into()),
             ("threads".into(), "1ms".into()),
         ],
+        ..Default::default()
     };
     let c = load("small.lab", &loader, &opts);
     insta::assert_snapshot!("set_errors", render(&c.diagnostics, &c.sources, false));

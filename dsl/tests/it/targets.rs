@@ -14,7 +14,11 @@ fn experiment(name: &str) -> Plan {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../experiments")
         .join(name);
-    let c = load(&path.to_string_lossy(), &FsLoader, &LoadOptions::default());
+    let c = load(
+        &path.to_string_lossy(),
+        &FsLoader::for_experiment(&path, &[]),
+        &LoadOptions::default(),
+    );
     c.plan
         .clone()
         .unwrap_or_else(|| panic!("{name}:\n{}", show(&c)))

@@ -355,7 +355,7 @@ impl Hooks for Cna {
         }
     }
 
-    /// Windows of 100 thresholds (seed 004): the horizon over which the
+    /// Windows of 100 thresholds (thread 004): the horizon over which the
     /// starvation bound is meant to even things out.
     fn fairness_window_ns(&self) -> u64 {
         self.threshold_ns.saturating_mul(100)

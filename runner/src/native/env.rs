@@ -4,7 +4,7 @@
 
 use super::arena::Arena;
 use super::calibrate::WorkLoop;
-use crate::env::{Addr, Env, Word};
+use crate::env::{Addr, Env, Grant, Handoff, Word};
 use crate::rng::SplitMix64;
 use std::cell::Cell;
 use std::future::{ready, Future};
@@ -447,14 +447,24 @@ impl Env for NativeEnv<'_> {
         self.arena.instr(lock, 0).load(Ordering::Relaxed)
     }
 
-    fn note_grant(&self, lock: usize) -> (u64, Option<u32>) {
+    fn note_grant(&self, lock: usize) -> Grant {
         // Only the holder writes these words, so load + store (no RMW) is enough.
         let g = self.arena.instr(lock, 0);
         let before = g.load(Ordering::Relaxed);
         g.store(before + 1, Ordering::Relaxed);
+        // The last holder: thread id + 1 in the high half, node in the low (0: none).
         let last = self.arena.instr(lock, 1);
         let prev = last.load(Ordering::Relaxed);
-        last.store(self.node as u64 + 1, Ordering::Relaxed);
-        (before, prev.checked_sub(1).map(|n| n as u32))
+        last.store(
+            ((self.tid as u64 + 1) << 32) | self.node as u64,
+            Ordering::Relaxed,
+        );
+        let holder = (prev >> 32)
+            .checked_sub(1)
+            .map(|t| (t as usize, prev as u32));
+        Grant {
+            before,
+            from: Handoff::after(self.tid, holder),
+        }
     }
 }

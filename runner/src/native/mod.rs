@@ -37,7 +37,7 @@ use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
 use env::CpuMarks;
 use locklab_model::plan::{Mode, Plan, Point, Workload};
-use locklab_model::records::RunRecord;
+use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -119,11 +119,11 @@ pub fn run_point_with_progress(
     }
     let slots = match place(&point.placement, &map, point.threads) {
         Ok(s) => s,
-        Err(e) => return stats::skipped(&ctx, point.threads, e),
+        Err(e) => return stats::skipped(&ctx, point.threads, SkipCause::Host, e),
     };
     if opts.pin {
         if let Err(e) = pin::check_allowed(&slots, &map) {
-            return stats::skipped(&ctx, point.threads, e);
+            return stats::skipped(&ctx, point.threads, SkipCause::Pinning, e);
         }
     }
     let wl = work_loop();
@@ -150,7 +150,7 @@ pub fn run_point_with_progress(
         let before = noise::Snapshot::take();
         let out = match with_lock(&point.lock.algo, &run) {
             Ok(o) => o,
-            Err(e) => return stats::skipped(&ctx, point.threads, e),
+            Err(e) => return stats::skipped(&ctx, point.threads, SkipCause::Pinning, e),
         };
         let after = noise::Snapshot::take();
         let judged = opts.gate.judge(

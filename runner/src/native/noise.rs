@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// Thresholds.
 #[derive(Debug, Clone)]
 pub struct Gate {
-    /// A spinning thread below this CPU/wall ratio lost its CPU (METRICS.md: ~0.97).
+    /// A spinning thread below this CPU/wall ratio lost its CPU (docs/metrics.md: ~0.97).
     pub min_cpu_wall_ratio: f64,
     /// Steal share of all CPU time during the run above this is disturbance.
     pub max_steal_frac: f64,

@@ -36,11 +36,12 @@
 
 use super::env::{involuntary_switches, thread_cpu_ns, Clock};
 use super::{noise, pin, Job, NativeOptions};
+use crate::env::Handoff;
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::wakeup::{self, LINE_BYTES};
 use hdrhistogram::Histogram;
 use locklab_model::plan::WakeupSpec;
-use locklab_model::records::RunRecord;
+use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::place;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
@@ -62,6 +63,7 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
         return stats::skipped(
             &ctx,
             2,
+            SkipCause::Host,
             format!(
                 "wake-up calibration compares same-CPU and cross-CPU wake-ups and needs 2 CPUs, \
                  the machine has {}",
@@ -73,11 +75,11 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
     // two CPUs are the primary arrangement.
     let slots = match place(&point.placement, map, 2) {
         Ok(s) => s,
-        Err(e) => return stats::skipped(&ctx, 2, e),
+        Err(e) => return stats::skipped(&ctx, 2, SkipCause::Host, e),
     };
     if opts.pin {
         if let Err(e) = pin::check_allowed(&slots, map) {
-            return stats::skipped(&ctx, 2, e);
+            return stats::skipped(&ctx, 2, SkipCause::Pinning, e);
         }
     }
     let a = map.cpus[slots[0].cpu].os_id;
@@ -95,6 +97,7 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
         return stats::skipped(
             &ctx,
             2,
+            SkipCause::Pinning,
             format!("no second CPU besides {a} that this process may use"),
         );
     };
@@ -118,7 +121,7 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
         let before = noise::Snapshot::take();
         let out = match run_once(spec, &cpus, duration_ns, warmup_ns, opts, progress) {
             Ok(o) => o,
-            Err(e) => return stats::skipped(&ctx, 2, e),
+            Err(e) => return stats::skipped(&ctx, 2, SkipCause::Pinning, e),
         };
         let after = noise::Snapshot::take();
         let judged = opts
@@ -335,7 +338,7 @@ fn run_once(
                         phase.wait();
                         let (c0, v0) = (thread_cpu_ns(), involuntary_switches());
                         pp.run(me, 1, clock, go + prim_end, &mut |lat, at| {
-                            stats.record_acquire(0, at, lat, 0, None);
+                            stats.record_acquire(0, at, lat, 0, Handoff::Unheld);
                             if window.contains(at) {
                                 primary.saturating_record(lat.max(1));
                             }

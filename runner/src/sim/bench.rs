@@ -14,7 +14,7 @@ use locklab_model::plan::{
 use locklab_model::topology::place;
 use std::time::Instant;
 
-/// The Oracle X5-4 of seed 004: 4 sockets × 18 cores × 2 SMT, with the sourced
+/// The Oracle X5-4 of thread 004: 4 sockets × 18 cores × 2 SMT, with the sourced
 /// costs of `experiments/lib/x5-4.lab` (2 / 37 / 120 ns transfers, 7 ns atomics, an
 /// 18 ns LLC hit, 3 ns read occupancy, 13 ns fence).
 pub fn x5_4() -> Machine {

@@ -54,7 +54,7 @@ use locklab_model::plan::Costs;
 use locklab_model::topology::{CpuMap, Distance, ThreadSlot};
 
 /// Most threads a simulated point may have (the width of the sharer bitsets).
-pub const MAX_THREADS: usize = 256;
+pub const MAX_THREADS: usize = locklab_model::cost::MAX_SIM_THREADS as usize;
 const BITS_WORDS: usize = MAX_THREADS / 64;
 pub(crate) const NONE: u32 = u32::MAX;
 

@@ -18,7 +18,7 @@
 //! the re-poll of its future.
 
 use super::coherence::{Fabric, Kind, Memory, NONE};
-use crate::env::{Addr, Env, Word};
+use crate::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::Costs;
 use locklab_model::topology::{CpuMap, ThreadSlot};
@@ -364,8 +364,8 @@ impl Core {
 /// Per-lock instrumentation (free in the simulator).
 #[derive(Debug, Default)]
 struct Instr {
-    /// (grants so far, node of the last holder or NONE).
-    locks: RefCell<Vec<(u64, u32)>>,
+    /// (grants so far, thread id and node of the last holder).
+    locks: RefCell<Vec<(u64, Option<Holder>)>>,
 }
 
 /// The shared state of one simulated point. Create the environments with
@@ -743,13 +743,16 @@ impl Env for SimEnv<'_> {
             .map(|l| l.0)
             .unwrap_or(0)
     }
-    fn note_grant(&self, lock: usize) -> (u64, Option<u32>) {
+    fn note_grant(&self, lock: usize) -> Grant {
         let mut locks = self.m.instr.locks.borrow_mut();
         if locks.len() <= lock {
-            locks.resize(lock + 1, (0, NONE));
+            locks.resize(lock + 1, (0, None));
         }
-        let (n, prev) = locks[lock];
-        locks[lock] = (n + 1, self.node);
-        (n, (prev != NONE).then_some(prev))
+        let (n, last) = locks[lock];
+        locks[lock] = (n + 1, Some((self.tid as usize, self.node)));
+        Grant {
+            before: n,
+            from: Handoff::after(self.tid as usize, last),
+        }
     }
 }

@@ -6,12 +6,12 @@
 
 use super::engine::{Machine, Outcome, SimConfig};
 use super::Job;
-use crate::env::LineAlloc;
+use crate::env::{Env, LineAlloc};
 use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::rng::{mix, SplitMix64};
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
-use locklab_model::records::RunRecord;
+use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::ThreadSlot;
 use std::cell::Cell;
 use std::future::Future;
@@ -71,6 +71,7 @@ impl LockVisitor for Simulate<'_> {
             .iter()
             .map(|s| ThreadStats::new(map.cpus[s.cpu].os_id, s.node, window, &class_refs, fw))
             .collect();
+        let mut locals: Vec<LocalState> = (0..n).map(|t| LocalState::new(t, locks.len())).collect();
         let machine = Machine::new(
             map,
             &job.model.costs,
@@ -88,20 +89,25 @@ impl LockVisitor for Simulate<'_> {
             let mut futs: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = envs
                 .iter()
                 .zip(stats.iter_mut())
+                .zip(locals.iter_mut())
                 .zip(ops.iter())
-                .enumerate()
-                .map(|(t, ((env, st), op))| {
+                .map(|(((env, st), local), op)| {
                     Box::pin(async move {
-                        let mut local = LocalState::new(t, locks.len());
                         let done =
-                            workload::run_thread(w, locks, env, &mut local, st, window.end_ns)
-                                .await;
+                            workload::run_thread(w, locks, env, local, st, window.end_ns).await;
                         op.set(done);
                     }) as Pin<Box<dyn Future<Output = ()>>>
                 })
                 .collect();
             machine.run_from(&mut futs, &starts, window.end_ns)
         };
+        // The run stops at the end of the window: a thread still waiting then has its
+        // wait cut off there, bypassed by every grant of its lock since its arrival.
+        for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
+            if let Some(w) = st.waiting() {
+                st.censor(env.grants(w.lock).saturating_sub(local.arrival(w.lock)));
+            }
+        }
         // Threads still running at the end have counted their operations in `stats`
         // but not returned them: count class acquisitions inside the window instead
         // when the workload's operations are acquisitions.
@@ -126,6 +132,7 @@ pub(crate) fn run(mut ctx: RunContext, job: &Job<'_>, slots: &[ThreadSlot]) -> R
         return stats::skipped(
             &ctx,
             job.point.threads,
+            SkipCause::Deadlock,
             format!(
                 "the simulated threads deadlocked at {} ns (every thread waiting on a line \
                  no one will write)",

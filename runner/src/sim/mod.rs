@@ -39,7 +39,7 @@ pub use engine::{Machine, Outcome, SimConfig, SimEnv};
 use crate::stats::{self, RunContext};
 use crate::workload;
 use locklab_model::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
-use locklab_model::records::RunRecord;
+use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::{place, CpuMap};
 use std::collections::BTreeMap;
 
@@ -152,12 +152,13 @@ pub fn run_point_on(
     }
     let slots = match place(&point.placement, &model.map, point.threads) {
         Ok(s) => s,
-        Err(reason) => return stats::skipped(&ctx, point.threads, reason),
+        Err(reason) => return stats::skipped(&ctx, point.threads, SkipCause::Host, reason),
     };
     if slots.len() > MAX_THREADS {
         return stats::skipped(
             &ctx,
             point.threads,
+            SkipCause::Host,
             format!("the simulator handles at most {MAX_THREADS} threads"),
         );
     }

@@ -181,7 +181,8 @@ pub async fn single_loop<E: Env>(e: &E, l: Loop, stats: &mut ThreadStats, obs: &
         let arrival = e.grants(0);
         l.lock.acquire(e).await;
         let g = e.now();
-        let (before, from) = e.note_grant(0);
+        let grant = e.note_grant(0);
+        let before = grant.before;
         if obs.inside.get() != 0 {
             obs.violations.set(obs.violations.get() + 1);
         }
@@ -203,7 +204,7 @@ pub async fn single_loop<E: Env>(e: &E, l: Loop, stats: &mut ThreadStats, obs: &
         e.work(l.cs).await;
         obs.inside.set(0);
         l.lock.release(e, |t| obs.last_release.set(t)).await;
-        stats.record_acquire(0, g, g - t0, before - arrival, from);
+        stats.record_acquire(0, g, g - t0, before - arrival, grant.from);
         e.work(l.outside).await;
     }
 }

@@ -1,4 +1,4 @@
-//! Batches under one lock with a lock-break policy (CLAIMS.md, seed 001).
+//! Batches under one lock with a lock-break policy (docs/reproduction.md, thread 001).
 //!
 //! Each request draws a class from the mix by weight, takes the lock, and does `items`
 //! items of `per_item` work (writing the shared lines each item). Between items the
@@ -21,6 +21,7 @@ use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
 use crate::env::Env;
 use crate::locks::Lock;
+use crate::stats::Waiting;
 use locklab_model::plan::{BreakPolicy, BulkClass, Dist};
 
 pub struct Params<'a> {
@@ -114,10 +115,13 @@ impl Params<'_> {
             }
             let (class, items) = pick(mix, &class_of, total, env);
             local.arrive(env, 0);
+            stats.wait(Waiting::new(class, 0, t0));
             lock.acquire(env, local).await;
             let arrival = local.arrival(0);
             let t1 = env.now();
-            let (before, from) = env.note_grant(0);
+            let grant = env.note_grant(0);
+            let bypass = grant.before.saturating_sub(arrival);
+            stats.granted(t1, bypass);
             let mut wait = t1 - t0;
             let mut hold = 0;
             let mut held_since = t1;
@@ -134,9 +138,18 @@ impl Params<'_> {
                         let ta = env.now();
                         hold += ta - held_since;
                         lock.release(env, local).await;
+                        // A retake's own bypass, should the window end during it.
+                        local.arrive(env, 0);
+                        stats.wait(Waiting {
+                            since_ns: ta,
+                            waited_ns: wait,
+                            op_granted_ns: Some(t1),
+                            ..Waiting::new(class, 0, ta)
+                        });
                         lock.acquire(env, local).await;
                         let tb = env.now();
-                        env.note_grant(0);
+                        let retake = env.note_grant(0);
+                        stats.granted(tb, retake.before.saturating_sub(local.arrival(0)));
                         wait += tb - ta;
                         held_since = tb;
                     }
@@ -145,7 +158,7 @@ impl Params<'_> {
             let t2 = env.now();
             hold += t2 - held_since;
             lock.release(env, local).await;
-            stats.record_acquire(class, t1, wait, before.saturating_sub(arrival), from);
+            stats.record_acquire(class, t1, wait, bypass, grant.from);
             stats.record_hold(class, t1, hold);
             if window.contains(t1) {
                 ops += 1;

@@ -1,4 +1,4 @@
-//! Per-CPU locks and the kernel's `double_lock_balance` (CLAIMS.md, seed 000).
+//! Per-CPU locks and the kernel's `double_lock_balance` (docs/reproduction.md, thread 000).
 //!
 //! The model is the real-time scheduler's `pull_rt_task` of 2008 (kernel/sched_rt.c):
 //! with its own runqueue lock held, a CPU walks the other runqueues with
@@ -27,13 +27,14 @@
 //! the per-CPU gradient disappears (only CPU 0 stands out).
 //!
 //! Wait class `pass`: one record per `double_lock_balance` call, from its start to
-//! holding both locks (the `wait_ns` of METRICS.md); `acquisitions` counts those
+//! holding both locks (the `wait_ns` of docs/metrics.md); `acquisitions` counts those
 //! calls, n − 1 per pass of the walk.
 
 use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
 use crate::env::Env;
 use crate::locks::{LocalState, Lock};
+use crate::stats::Waiting;
 use locklab_model::plan::{Dist, DoubleLockPolicy};
 
 pub struct Params<'a> {
@@ -132,11 +133,14 @@ impl Params<'_> {
                     break 'outer;
                 }
                 local.arrive(env, other);
+                stats.wait(Waiting::new(0, other, t0));
                 let retaken =
                     double_lock_balance(self.policy, locks.all(), env, local, own, other).await;
                 let arrival = local.arrival(other);
                 let t1 = env.now();
-                let (before, from) = env.note_grant(other);
+                let grant = env.note_grant(other);
+                let bypass = grant.before.saturating_sub(arrival);
+                stats.granted(t1, bypass);
                 if retaken {
                     env.note_grant(own);
                 }
@@ -146,7 +150,7 @@ impl Params<'_> {
                 let t2 = env.now();
                 // double_unlock_balance: release the other, keep our own.
                 locks.get(other).release(env, local).await;
-                stats.record_acquire(0, t1, t1 - t0, before.saturating_sub(arrival), from);
+                stats.record_acquire(0, t1, t1 - t0, bypass, grant.from);
                 stats.record_hold(0, t1, t2 - t1);
                 if window.contains(t1) {
                     ops += 1;

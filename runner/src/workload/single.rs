@@ -5,6 +5,7 @@ use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
 use crate::env::Env;
 use crate::locks::Lock;
+use crate::stats::Waiting;
 use locklab_model::plan::Dist;
 
 pub struct Params<'a> {
@@ -42,20 +43,17 @@ impl Params<'_> {
                 break;
             }
             local.arrive(env, 0);
+            stats.wait(Waiting::new(0, 0, t0));
             lock.acquire(env, local).await;
             let t1 = env.now();
-            let (before, from) = env.note_grant(0);
+            let grant = env.note_grant(0);
+            let bypass = grant.before.saturating_sub(local.arrival(0));
+            stats.granted(t1, bypass);
             locks.touch(env, 0).await;
             env.work(sample_env(self.critical, env)).await;
             let t2 = env.now();
             lock.release(env, local).await;
-            stats.record_acquire(
-                0,
-                t1,
-                t1 - t0,
-                before.saturating_sub(local.arrival(0)),
-                from,
-            );
+            stats.record_acquire(0, t1, t1 - t0, bypass, grant.from);
             stats.record_hold(0, t1, t2 - t1);
             if window.contains(t1) {
                 ops += 1;

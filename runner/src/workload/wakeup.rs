@@ -1,4 +1,4 @@
-//! Wake-up placement (seed 003): where should a waking task run?
+//! Wake-up placement (thread 003): where should a waking task run?
 //!
 //! Not lock code: the workload is a set of tasks that run bursts, sleep and wake one
 //! another, and what it measures is the scheduler's placement of the woken task. This

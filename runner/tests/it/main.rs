@@ -9,6 +9,8 @@
 #[cfg(not(loom))]
 mod behaviour;
 #[cfg(not(loom))]
+mod censored;
+#[cfg(not(loom))]
 mod common;
 #[cfg(not(loom))]
 mod host;

@@ -4,7 +4,7 @@
 //! No timing is involved, so assertions on interleavings (mutual exclusion, FIFO
 //! bypass, hand-off order) are reproducible. `now()` is the global step count.
 
-use locklab_runner::env::{Addr, Env, Word};
+use locklab_runner::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,7 +21,7 @@ pub enum Sched {
 pub struct World {
     mem: RefCell<HashMap<Addr, Word>>,
     steps: Cell<u64>,
-    grants: RefCell<Vec<(u64, Option<u32>)>>,
+    grants: RefCell<Vec<(u64, Option<Holder>)>>,
     pub nodes: Vec<u32>,
 }
 
@@ -175,11 +175,14 @@ impl Env for StepEnv<'_> {
     fn grants(&self, lock: usize) -> u64 {
         self.w.grants.borrow()[lock].0
     }
-    fn note_grant(&self, lock: usize) -> (u64, Option<u32>) {
+    fn note_grant(&self, lock: usize) -> Grant {
         let mut g = self.w.grants.borrow_mut();
         let (n, last) = g[lock];
-        g[lock] = (n + 1, Some(self.node()));
-        (n, last)
+        g[lock] = (n + 1, Some((self.tid, self.node())));
+        Grant {
+            before: n,
+            from: Handoff::after(self.tid, last),
+        }
     }
 }
 

@@ -66,7 +66,7 @@ use crate::workload::wakeup::{self, Role, Tasks, Timer};
 use cache::{Cache, Msg};
 use events::Ev;
 use locklab_model::plan::WakeupSpec;
-use locklab_model::records::RunRecord;
+use locklab_model::records::{RunRecord, SkipCause};
 use runqueue::{Cpu, State, Task};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -116,6 +116,7 @@ pub(crate) fn run(ctx: &RunContext, job: &Job<'_>, w: &WakeupSpec) -> RunRecord 
         return stats::skipped(
             &ctx,
             job.point.threads,
+            SkipCause::Host,
             "the machine model has no CPUs".into(),
         );
     }

@@ -3,6 +3,7 @@
 
 use super::events::Ev;
 use super::{Model, Role, NICE_0, NONE};
+use crate::env::Handoff;
 use locklab_model::topology::CpuMap;
 use std::collections::VecDeque;
 
@@ -196,7 +197,7 @@ impl Model<'_> {
             if task.woken_at != u64::MAX {
                 let lat = now - task.woken_at;
                 task.woken_at = u64::MAX;
-                self.stats[t].record_acquire(0, now, lat, 0, None);
+                self.stats[t].record_acquire(0, now, lat, 0, Handoff::Unheld);
             }
             self.fill(t, c);
         }

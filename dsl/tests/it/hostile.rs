@@ -1,0 +1,124 @@
+//! Inputs built to hurt: huge lines, deep nesting, long names, long expressions,
+//! floods of errors. Each must give located diagnostics of bounded size, never a
+//! panic or a stack overflow.
+
+use crate::load_mem;
+use locklab_dsl::render;
+
+const HEAD: &str = "topology t { sockets = 1, cores = 2, transfer { llc = 40ns } }\n\
+workload w = single { critical = 100ns, outside = 100ns }\n";
+
+fn experiment(body: &str) -> String {
+    format!(
+        "{HEAD}experiment e {{\n  topology = t\n  workload = w\n  sweep {{ lock = [tas], threads = 1..2 }}\n  run {{ modes = [sim], duration = 1ms }}\n{body}\n}}\n"
+    )
+}
+
+/// Check `text` as `f.lab`: it has errors, the first error is located in it, and
+/// the rendering stays under `max_bytes`.
+fn located(text: &str, message: &str, max_bytes: usize) -> String {
+    let c = load_mem(&[("f.lab", text)], "f.lab");
+    let shown = render(&c.diagnostics, &c.sources, false);
+    assert!(c.has_errors(), "no error");
+    let first = c.diagnostics.iter().find(|d| d.is_error()).unwrap();
+    assert!(
+        first.message.contains(message),
+        "{}",
+        &shown[..shown.len().min(2000)]
+    );
+    assert!(
+        shown.contains("[f.lab:"),
+        "{}",
+        &shown[..shown.len().min(2000)]
+    );
+    assert!(
+        shown.len() <= max_bytes,
+        "{} bytes of diagnostics:\n{}",
+        shown.len(),
+        &shown[..shown.len().min(2000)]
+    );
+    shown
+}
+
+#[test]
+fn a_column_past_65535_renders_a_window() {
+    let text = format!("{}x\n", " ".repeat(70_000));
+    let shown = located(&text, "found `x`", 2_000);
+    assert!(shown.contains("[f.lab:1:70001]"), "{shown}");
+}
+
+#[test]
+fn brackets_nested_100000_deep_are_refused_at_the_limit() {
+    let text = format!("lock a = {}\n", "[".repeat(100_000));
+    located(&text, "nested more than 40 deep", 2_000);
+}
+
+#[test]
+fn a_megabyte_identifier_gives_a_short_diagnostic() {
+    let text = format!("lock {} = mcsx\n", "a".repeat(1_000_000));
+    located(&text, "unknown lock algorithm `mcsx`", 2_000);
+    let text = experiment(&format!(
+        "  expect {}[lock = tas] <= 1",
+        "m".repeat(1_000_000)
+    ));
+    located(&text, "unknown metric", 3_000);
+}
+
+#[test]
+fn a_claim_of_30000_terms_is_refused_without_recursion() {
+    let text = experiment(&format!(
+        "  expect bypass_max[lock = tas, threads = 2] <= 1{}",
+        " + 1".repeat(30_000)
+    ));
+    located(&text, "at most 32 arithmetic operators", 3_000);
+}
+
+#[test]
+fn a_flood_of_errors_is_counted_past_the_first_hundred() {
+    let text: String = (0..5_000).map(|i| format!("lock l{i} = nope\n")).collect();
+    let shown = located(&text, "unknown lock algorithm", 100_000);
+    assert!(shown.contains("and 4900 more (4900 errors, 0 warnings) not shown"));
+}
+
+#[test]
+fn an_axis_has_at_most_100000_values() {
+    let values: Vec<String> = (0..100_001).map(|i| i.to_string()).collect();
+    let text = HEAD.to_string()
+        + &format!(
+            "experiment e {{\n  topology = t\n  workload = w\n  sweep {{ lock = [tas], threads = [1], x = [{}, 1..5] }}\n  run {{ modes = [sim], duration = 1ms }}\n}}\n",
+            values.join(",")
+        );
+    located(&text, "has more than 100000 values", 3_000);
+}
+
+#[test]
+fn a_span_never_splits_a_character() {
+    // A multi-byte character right after the experiment block (the fuzz's find).
+    for tail in ["é", "µs", "\u{feff}", "±1"] {
+        let text = experiment("") + tail;
+        let c = load_mem(&[("f.lab", &text)], "f.lab");
+        for d in &c.diagnostics {
+            assert!(text.is_char_boundary(d.span.start) && text.is_char_boundary(d.span.end));
+        }
+        assert!(render(&c.diagnostics, &c.sources, false).contains("after the experiment block"));
+    }
+}
+
+#[test]
+fn claims_are_bounded_in_number_and_in_the_points_they_read() {
+    let claims: String = (0..1_001)
+        .map(|i| format!("  expect c{i}: bypass_max[lock = tas, threads = 2] <= 1\n"))
+        .collect();
+    located(&experiment(&claims), "at most 1000 claims", 3_000);
+    // 100 trends over a 20,000-value axis: two million steps to resolve.
+    let values: Vec<String> = (0..20_000).map(|i| i.to_string()).collect();
+    let trends: String = (0..100)
+        .map(|_| "  expect bypass_max[lock = tas] increasing over x\n".to_string())
+        .collect();
+    let text = HEAD.to_string()
+        + &format!(
+            "experiment e {{\n  topology = t\n  workload = w\n  sweep {{ lock = [tas], threads = [1], x = [{}] }}\n  run {{ modes = [sim], duration = 1ms }}\n{trends}}}\n",
+            values.join(",")
+        );
+    located(&text, "the claims and plots ask for too much", 3_000);
+}

@@ -80,15 +80,21 @@ const POINT_DESCRIPTION: &[ColumnDoc] = &[
         nullable: true,
         ..col("skipped", "str", "why the point was not run (null when it ran); a skipped row's measures are null, its counts 0")
     },
+    ColumnDoc {
+        nullable: true,
+        ..col("skip_cause", "str", "what kind of reason `skipped` gives (`pinning`, `deadlock`, ...; null when it ran): the exit code reads it")
+    },
     ns("window_ns", "u64", "the measured window (wall time natively, virtual time simulated)"),
 ];
 
 const POINT_TAIL: &[ColumnDoc] = &[
+    col("wait_max_censored", "bool", "`wait_max_ns` is a lower bound: the longest wait was still running when the window ended"),
+    col("bypass_max_censored", "bool", "`bypass_max` is a lower bound, for the same reason"),
     ns("fairness_window_ns", "u64", "the window of `window_fairness_factor_max` (0 when unused)"),
     col("noise", "str", "the noise gate's verdict: `ok`, `flagged: <reason>` (native), or `sim`"),
     ColumnDoc {
         nullable: true,
-        ..ns("wait_cdf_ns", "list[f64]", "the wait-time distribution: 21 wait times, the quantiles at `wait_cdf_quantiles` (file metadata) 0, 0.05, 0.10, …, 0.90, 0.99, 1 (minimum, every 5%, p99, maximum); null when nothing waited")
+        ..ns("wait_cdf_ns", "list[f64]", "the wait-time distribution: 18 wait times, the quantiles at `wait_cdf_quantiles` (file metadata) 0, 0.1, …, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999, 1 (minimum, every 10 %, then the tail down to one wait in 100,000, maximum); null when nothing waited")
     },
 ];
 
@@ -105,6 +111,11 @@ const THREAD_ROW: &[ColumnDoc] = &[
     col("class", "str", "the wait class: `lock` for plain acquisitions; workloads add their own (`outer`, `inner`, ...)"),
 ];
 
+const THREAD_TAIL: &[ColumnDoc] = &[
+    col("wait_max_censored", "bool", "the thread's `wait_max_ns` is a lower bound: its longest wait was still running when the window ended"),
+    col("bypass_max_censored", "bool", "the thread's `bypass_max` is a lower bound, for the same reason"),
+];
+
 const HANDOFF_ROW: &[ColumnDoc] = &[
     col(
         "from_node",
@@ -112,7 +123,11 @@ const HANDOFF_ROW: &[ColumnDoc] = &[
         "the node of the holder that released the lock",
     ),
     col("to_node", "u32", "the node of the next holder"),
-    col("remote", "bool", "`from_node != to_node`"),
+    col(
+        "cross_node",
+        "bool",
+        "`from_node != to_node` (a hand-off between two threads on different nodes)",
+    ),
     col(
         "distance",
         "str",
@@ -139,6 +154,7 @@ pub fn layout(table: Table) -> &'static [Part] {
             Axes,
             Fixed(THREAD_ROW),
             Metrics,
+            Fixed(THREAD_TAIL),
         ],
         Table::Handoffs => &[
             Fixed(IDENTITY),

@@ -856,3 +856,28 @@ fn an_rmw_after_a_buffered_store_executes_after_its_commit() {
     assert_eq!((t[2], t[3]), (0, 1_190 + 195), "the waiter wins");
     assert_eq!((t[0], t[1]), (1, 1_385 + 195), "the holder comes second");
 }
+
+/// A wait cut off by the end of the window counts the grants since its arrival, or,
+/// at a FIFO lock, since its doorway: none before it (it had not entered the queue).
+#[test]
+fn a_fifo_waiter_cut_off_before_its_doorway_has_no_bypass() {
+    use crate::locks::LocalState;
+    let m = spec(1, 2, 1, 10, 50, 190);
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 1, 1);
+    let (me, other) = (mach.env(0), mach.env(1));
+    let mut local = LocalState::new(0, 1);
+    // A lock with no doorway seen yet: every grant since the arrival.
+    local.arrive(&me, 0);
+    other.note_grant(0);
+    assert_eq!(local.bypass_so_far(0, me.grants(0)), 1);
+    // Past a FIFO lock's doorway: the grants since the doorway.
+    local.doorway(&me, 0);
+    other.note_grant(0);
+    other.note_grant(0);
+    assert_eq!(local.bypass_so_far(0, me.grants(0)), 2);
+    // The next wait at that lock, cut off before its doorway: none.
+    local.arrive(&me, 0);
+    other.note_grant(0);
+    assert_eq!(local.bypass_so_far(0, me.grants(0)), 0);
+}

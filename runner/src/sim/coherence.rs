@@ -33,8 +33,8 @@
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
 //!   drains x's store buffer (the engine issues it only once x's older stores have
 //!   committed, so it reads and writes the line then, not earlier), then one
-//!   read-for-ownership as for a store plus `A`; x
-//!   waits for it, the line is busy for all of it, the result is visible at its end.
+//!   read-for-ownership as for a store plus `A`; x waits for it, the line is busy from
+//!   that request to its end (not during the drain), the result is visible at its end.
 //!   k RMWs queued on one line thus complete `T + A` apart.
 //! - **Fence** by x: drains the store buffer, then `fence`.
 //! - **Prefetch** by x (an independent miss an out-of-order core overlaps): a load

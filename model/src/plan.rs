@@ -84,10 +84,13 @@ impl Machine {
     }
 }
 
-/// Memory-system costs, ns.
+/// Memory-system costs, ns: the line transfers by distance, the local cost of an
+/// atomic, the memory model that says how operations are ordered and priced, and the
+/// timing variation of the simulated machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Costs {
-    /// One-way cache-line transfer latency by distance level.
+    /// One-way cache-line transfer latency by distance level: a request for a line
+    /// held modified in another core's cache (read or read-for-ownership).
     pub smt_ns: u64,
     pub llc_ns: u64,
     /// Same socket (or same NUMA node when there are several LLCs), different LLC.
@@ -97,6 +100,83 @@ pub struct Costs {
     pub matrix_ns: Option<Vec<Vec<u64>>>,
     /// Cost of an uncontended atomic read-modify-write on an owned line.
     pub atomic_ns: u64,
+    pub memory: Memory,
+    /// Every simulated memory-operation latency and work duration is drawn uniformly
+    /// within ± this many parts per million of its nominal value (0: none).
+    pub jitter_ppm: u32,
+}
+
+impl Costs {
+    /// Transfer levels and atomic cost, with the default x86-TSO memory model derived
+    /// from them ([`Memory::x86_tso`]) and the default jitter.
+    pub const fn levels(
+        smt_ns: u64,
+        llc_ns: u64,
+        socket_ns: u64,
+        remote_ns: u64,
+        atomic_ns: u64,
+    ) -> Costs {
+        Costs {
+            smt_ns,
+            llc_ns,
+            socket_ns,
+            remote_ns,
+            matrix_ns: None,
+            atomic_ns,
+            memory: Memory::x86_tso(llc_ns, atomic_ns),
+            jitter_ppm: DEFAULT_JITTER_PPM,
+        }
+    }
+}
+
+/// The default timing variation: ±10 % (`docs/simulator.md` says why so much).
+pub const DEFAULT_JITTER_PPM: u32 = 100_000;
+
+/// How memory operations are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryOrder {
+    /// x86-TSO: every hardware thread has a FIFO store buffer; a store retires into it
+    /// and its issuer goes on; a locked read-modify-write or a fence drains it first.
+    X86Tso,
+}
+
+/// The memory model of a topology: the ordering rules and the costs they need beyond
+/// the transfers of [`Costs`]. `docs/simulator.md` gives each rule and its source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    pub order: MemoryOrder,
+    /// A read miss served by the shared LLC: the line is clean there (shared, no
+    /// modified copy) and a copy is in the reader's LLC domain.
+    pub llc_hit_ns: u64,
+    /// How long one read miss occupies its line (requests to one line queue; reads
+    /// overlap, read-for-ownership requests each hold it for their whole transfer).
+    pub read_occupancy_ns: u64,
+    /// Store-buffer entries per hardware thread: a store stalls its issuer only when
+    /// that many older stores have not committed.
+    pub store_buffer: u32,
+    /// A full fence (MFENCE) on an empty store buffer.
+    pub fence_ns: u64,
+    /// Independent misses one hardware thread keeps in flight (line-fill buffers).
+    pub misses_in_flight: u32,
+}
+
+impl Memory {
+    /// x86-TSO with the constants derived from the same-LLC transfer and the atomic:
+    /// an LLC hit 40 % of the transfer, a read occupying the line a tenth of it (at
+    /// least 1 ns), 21 store-buffer entries (Haswell's 42 split between two SMT
+    /// threads), a fence twice an atomic, 4 misses in flight.
+    pub const fn x86_tso(llc_ns: u64, atomic_ns: u64) -> Memory {
+        let occ = llc_ns / 10;
+        Memory {
+            order: MemoryOrder::X86Tso,
+            llc_hit_ns: (llc_ns * 2 + 2) / 5,
+            read_occupancy_ns: if occ == 0 { 1 } else { occ },
+            store_buffer: 21,
+            fence_ns: 2 * atomic_ns,
+            misses_in_flight: 4,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

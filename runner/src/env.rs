@@ -68,8 +68,9 @@ impl LineAlloc {
 
 /// What a simulated or native thread can do.
 ///
-/// Orderings are those the native code needs; the simulator is sequentially
-/// consistent and ignores them.
+/// Orderings are those the native code needs; the simulator ignores them: values
+/// change in the one order operations are issued, and its timing is x86-TSO's
+/// (stores buffered, locked operations draining), which no ordering changes.
 pub trait Env {
     /// True only for the native executor, whose threads are real OS threads. The
     /// OS-backed baselines (`std`, `parking_lot`, `pthread`) take the real mutex when
@@ -160,6 +161,16 @@ pub trait Env {
         o: Ordering,
         pred: P,
     ) -> impl Future<Output = Word>;
+    /// A hint that the line of `a` will be read soon: the simulator starts its miss
+    /// without waiting for it, as an out-of-order core overlaps independent misses.
+    /// Natively nothing: the core does that by itself.
+    fn prefetch(&self, _a: Addr) -> impl Future<Output = ()> {
+        async {}
+    }
+    /// A full fence (`mfence`): waits for this thread's earlier stores to be visible.
+    fn fence(&self) -> impl Future<Output = ()> {
+        async { std::sync::atomic::fence(Ordering::SeqCst) }
+    }
     /// Private computation lasting `ns` (calibrated spin natively; a delay simulated).
     fn work(&self, ns: u64) -> impl Future<Output = ()>;
     /// One `cpu_relax()` (pause) for backoff loops.

@@ -8,6 +8,7 @@ mod hostile;
 mod props;
 mod snapshots;
 mod targets;
+mod topology;
 
 use locklab_dsl::{load, Checked, LoadOptions, MemLoader};
 

@@ -68,7 +68,7 @@ impl Lock for Clh {
         // is not needed for the predecessor's node (we only read its flag, with
         // Acquire, below).
         let pred = self.tail_ptr(env.swap(self.tail, me, AcqRel).await);
-        local.arrive(env, self.id); // the doorway
+        local.doorway(env, self.id);
         env.wait_until(self.node(pred), Acquire, |v| v == 0).await;
         // Remember the predecessor's node: it becomes ours at release.
         self.set_pred(local, me, pred);

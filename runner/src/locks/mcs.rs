@@ -42,7 +42,7 @@ impl Lock for Mcs {
         // links to us. Acquire: if the queue was empty we own the lock and must see the
         // last holder's writes (its Release CAS of the tail to 0).
         let prev = env.swap(self.tail, me, AcqRel).await;
-        local.arrive(env, self.id); // the doorway
+        local.doorway(env, self.id);
         if prev != 0 {
             // Release: the predecessor reads `next` with Acquire before writing our
             // LOCKED word, which is then ordered after our initialisation.

@@ -167,6 +167,9 @@ pub struct LocalState {
     slots: Vec<u64>,
     /// Per lock: its grant count when this thread last arrived (for `bypass`).
     arrivals: Vec<u64>,
+    /// Per lock: whether it is FIFO from a doorway (seen once this thread passed one),
+    /// and whether the current wait has passed it.
+    doorways: Vec<(bool, bool)>,
 }
 
 impl LocalState {
@@ -176,24 +179,47 @@ impl LocalState {
             tid,
             slots: vec![0; nlocks],
             arrivals: vec![0; nlocks],
+            doorways: vec![(false, false); nlocks],
         }
     }
 
     /// Marks this thread's arrival at `lock`: remembers its grant count. Workloads
-    /// call it before `acquire`; a FIFO lock calls it again right after its doorway
-    /// (the ticket fetch-add, the tail swap), because FIFO order is defined from the
+    /// call it before `acquire`; a FIFO lock calls [`Self::doorway`] right after its
+    /// doorway (the ticket fetch-add, the tail swap), because FIFO order is defined from the
     /// doorway: a thread preempted between arriving and its doorway is not overtaken
     /// by the threads that entered the queue first, it simply entered later.
     pub fn arrive<E: Env>(&mut self, env: &E, lock: usize) {
+        self.mark(env, lock, false);
+    }
+
+    /// Marks this thread's passing the doorway of FIFO `lock` (see [`Self::arrive`]).
+    pub fn doorway<E: Env>(&mut self, env: &E, lock: usize) {
+        self.mark(env, lock, true);
+    }
+
+    fn mark<E: Env>(&mut self, env: &E, lock: usize, doorway: bool) {
         if self.arrivals.len() <= lock {
             self.arrivals.resize(lock + 1, 0);
+            self.doorways.resize(lock + 1, (false, false));
         }
         self.arrivals[lock] = env.grants(lock);
+        let d = &mut self.doorways[lock];
+        *d = (d.0 || doorway, doorway);
     }
 
     /// The grant count of `lock` remembered by the last `arrive` at it.
     pub fn arrival(&self, lock: usize) -> u64 {
         self.arrivals.get(lock).copied().unwrap_or(0)
+    }
+
+    /// The bypass of a wait at `lock` cut off when the lock had `grants` grants: the
+    /// grants since the arrival, or none if the lock is FIFO and the thread had not yet
+    /// passed its doorway (it had not entered the queue: no one overtook it).
+    pub fn bypass_so_far(&self, lock: usize, grants: u64) -> u64 {
+        match self.doorways.get(lock) {
+            Some(&(true, false)) => 0,
+            _ => grants.saturating_sub(self.arrival(lock)),
+        }
     }
 
     pub fn tid(&self) -> usize {

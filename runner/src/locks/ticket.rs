@@ -32,7 +32,7 @@ impl Lock for Ticket {
         // The ticket itself orders nothing; the Acquire wait on `owner` pairs with the
         // previous holder's Release store.
         let me = env.fetch_add(self.next, 1, Relaxed).await;
-        local.arrive(env, self.id); // the doorway
+        local.doorway(env, self.id);
         env.wait_until(self.owner, Acquire, |v| v == me).await;
     }
 

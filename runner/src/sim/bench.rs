@@ -14,9 +14,14 @@ use locklab_model::plan::{
 use locklab_model::topology::place;
 use std::time::Instant;
 
-/// The Oracle X5-4 of thread 004: 4 sockets × 18 cores × 2 SMT, with the lock2 fit of
-/// docs/reproduction.md (10 / 50 / 190 ns transfers) and 5 ns atomics, as `experiments/lib/x5-4.lab`.
+/// The Oracle X5-4 of thread 004: 4 sockets × 18 cores × 2 SMT, with the sourced
+/// costs of `experiments/lib/x5-4.lab` (2 / 37 / 120 ns transfers, 7 ns atomics, an
+/// 18 ns LLC hit, 3 ns read occupancy, 13 ns fence).
 pub fn x5_4() -> Machine {
+    let mut costs = Costs::levels(2, 37, 37, 120, 7);
+    costs.memory.llc_hit_ns = 18;
+    costs.memory.read_occupancy_ns = 3;
+    costs.memory.fence_ns = 13;
     Machine {
         name: "x5-4".into(),
         sockets: 4,
@@ -24,14 +29,7 @@ pub fn x5_4() -> Machine {
         smt: 2,
         nodes_per_socket: 1,
         llcs_per_socket: 1,
-        costs: Costs {
-            smt_ns: 10,
-            llc_ns: 50,
-            socket_ns: 50,
-            remote_ns: 190,
-            matrix_ns: None,
-            atomic_ns: 5,
-        },
+        costs,
         l2_bytes: Some(256 << 10),
         llc_bytes: Some(45 << 20),
         freq_hz: Some(2_600_000_000),

@@ -1,36 +1,57 @@
-//! The per-line coherence model: who holds each cache line, and what a request costs.
+//! The memory model: who holds each cache line, what a request costs, and when its
+//! effect is visible, under x86-TSO (`docs/simulator.md` gives every rule's source).
 //!
-//! Each line has an exclusive holder (the last writer, while no one else has read it),
-//! a set of sharers (every thread with a valid copy, the holder included), its words,
-//! the time until which its directory is busy, and the threads parked on it by
-//! `wait_until`. Sets are bitsets over *thread* indices of the point (a thread runs on
+//! Each line has an exclusive holder (modified or exclusive, while no one else has
+//! read it), a set of sharers (every thread with a valid copy, the holder included),
+//! its words, the time until which it is busy serving earlier requests, the last read
+//! miss still in flight, and the threads parked on it by `wait_until`. Each hardware
+//! thread ([`Hart`]) has a FIFO store buffer, its prefetches in flight and its own
+//! jitter stream. Sets are bitsets over *thread* indices of the point (a thread runs on
 //! exactly one CPU, so this is the same as a set of CPUs, and smaller).
 //!
-//! The pricing rules (all times integer ns):
+//! The rules (all times integer ns; `T(a→b)` is the transfer by distance, `A` the
+//! atomic, every non-zero latency jittered by the topology's `jitter`):
 //!
-//! - **Load** by x: free if x has a valid copy. Otherwise it is served at
-//!   `max(now, busy_until)` and costs the transfer from the holder, or from the nearest
-//!   sharer if the line is shared; `busy_until` moves to its completion, so N readers
-//!   of a freshly written line pay about N transfers between them.
-//! - **Read-modify-write** by x: free of transfer if x holds the line exclusively (or is
-//!   its only sharer), else the transfer from the holder / nearest other sharer; plus
-//!   `atomic_ns` either way. It occupies the line until it completes and its result is
-//!   visible then.
-//! - **Store** by x: priced like an RMW without `atomic_ns` for the *writer* (its RFO
-//!   stalls it), but the new value is visible at the start of service and the store
-//!   does not occupy the line. So a value handed to a thread spinning on the line
-//!   reaches it one transfer after the store is issued: the one-way latency of the cost
-//!   table is measured exactly that way (spin-read + store ping-pong, halved), and the
-//!   model would double-charge it otherwise. A load followed by a store on a line last
-//!   written elsewhere pays two transfers, as on real hardware (read, then upgrade).
-//! - A write makes x the exclusive holder and invalidates every other copy; a load adds
-//!   x to the sharers and demotes the holder to a sharer.
+//! - **Load** by x: free if x has a valid copy (the work durations include cache
+//!   hits), or, right after x prefetched the line, when that fill arrives. A miss is
+//!   served at `s = max(now, busy_until)`: from the holder if the line is modified or
+//!   exclusive there (`T(holder→x)`, the holder keeps a shared copy); from the LLC if
+//!   it is shared with a copy in x's LLC domain (`llc_hit`, or the sibling's `T_smt`
+//!   when cheaper); else from the nearest sharer. It completes no earlier than the
+//!   read miss before it (whose data it may be waiting for) and occupies the line for
+//!   `read_occupancy` only: reads of one line overlap.
+//! - **Store** by x: retires into x's store buffer and x goes on at once (it stalls
+//!   only when the buffer holds `store_buffer` stores, until the oldest commits). Its
+//!   read-for-ownership goes out at once, starting at `max(now, busy_until)` and
+//!   taking `T` from the holder, or from the farthest sharer (every copy is
+//!   invalidated), or 0 if x holds the line alone; the store commits when it has the
+//!   line and every older store of x has committed, and the line is busy until then.
+//!   It is visible to others at its commit: until then a thread that held a copy
+//!   keeps reading the old value from it, and one without a copy gets the old value
+//!   from x (one transfer) if that arrives before the commit; a spinner on the old
+//!   value re-reads at the commit.
+//! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
+//!   drains x's store buffer (the engine issues it only once x's older stores have
+//!   committed, so it reads and writes the line then, not earlier), then one
+//!   read-for-ownership as for a store plus `A`; x waits for it, the line is busy from
+//!   that request to its end (not during the drain), the result is visible at its end.
+//!   k RMWs queued on one line thus complete `T + A` apart.
+//! - **Fence** by x: drains the store buffer, then `fence`.
+//! - **Prefetch** by x (an independent miss an out-of-order core overlaps): a load
+//!   miss that x does not wait for; at most `misses_in_flight` at a time, a further
+//!   one starts when the oldest completes.
+//! - A write makes x the exclusive holder and invalidates every other copy; a load
+//!   adds x to the sharers and demotes the holder to a sharer. The new state and value
+//!   are applied when the request is issued (see [`Memory::access`]); its timing says
+//!   when others can see it, and each line keeps the words as they were before each
+//!   store still in flight, for the readers that may not see it yet.
 //! - A line nobody has touched yet costs nothing to bring in (memory latency is not
 //!   part of this model; every run discards a warm-up).
 
 use crate::env::{Word, WORDS_PER_LINE};
+use crate::rng::SplitMix64;
 use locklab_model::plan::Costs;
-use locklab_model::topology::{CpuMap, ThreadSlot};
+use locklab_model::topology::{CpuMap, Distance, ThreadSlot};
 
 /// Most threads a simulated point may have (the width of the sharer bitsets).
 pub const MAX_THREADS: usize = locklab_model::cost::MAX_SIM_THREADS as usize;
@@ -98,7 +119,8 @@ impl Bits {
     }
 }
 
-/// Transfer costs between the threads of a point, by the distance of their CPUs.
+/// Transfer costs between the threads of a point, by the distance of their CPUs, and
+/// the memory model's constants.
 #[derive(Debug, Clone)]
 pub(crate) struct Fabric {
     n: usize,
@@ -106,7 +128,15 @@ pub(crate) struct Fabric {
     cost: Vec<u32>,
     /// Per thread, the other threads grouped by distance level, cheapest level first.
     levels: Vec<Vec<(u64, Bits)>>,
+    /// Per thread, the other threads sharing its last-level cache.
+    llc_mates: Vec<Bits>,
     pub atomic_ns: u64,
+    llc_hit_ns: u64,
+    read_occupancy_ns: u64,
+    fence_ns: u64,
+    store_buffer: usize,
+    misses_in_flight: usize,
+    jitter_ppm: u32,
 }
 
 impl Fabric {
@@ -114,9 +144,18 @@ impl Fabric {
         let n = slots.len();
         assert!(n <= MAX_THREADS, "at most {MAX_THREADS} simulated threads");
         let mut cost = vec![0u32; n * n];
+        let mut llc_mates = vec![Bits::default(); n];
         for a in 0..n {
             for b in 0..n {
-                cost[a * n + b] = map.transfer_ns(costs, slots[a].cpu, slots[b].cpu) as u32;
+                let (ca, cb) = (slots[a].cpu, slots[b].cpu);
+                cost[a * n + b] = map.transfer_ns(costs, ca, cb) as u32;
+                let shared = matches!(
+                    map.distance(ca, cb),
+                    Distance::Same | Distance::Smt | Distance::Llc
+                );
+                if a != b && shared {
+                    llc_mates[a].insert(b as u32);
+                }
             }
         }
         // With a per-pair matrix every pair may differ: one level per distinct cost.
@@ -136,11 +175,19 @@ impl Fabric {
             lv.sort_by_key(|(c, _)| *c);
             levels.push(lv);
         }
+        let m = &costs.memory;
         Fabric {
             n,
             cost,
             levels,
+            llc_mates,
             atomic_ns: costs.atomic_ns,
+            llc_hit_ns: m.llc_hit_ns,
+            read_occupancy_ns: m.read_occupancy_ns,
+            fence_ns: m.fence_ns,
+            store_buffer: m.store_buffer.max(1) as usize,
+            misses_in_flight: m.misses_in_flight.max(1) as usize,
+            jitter_ppm: costs.jitter_ppm,
         }
     }
 
@@ -159,6 +206,17 @@ impl Fabric {
         }
         0
     }
+
+    /// Transfer to `to` from the farthest member of `set` other than `to`; 0 if none.
+    #[inline]
+    pub fn farthest(&self, to: u32, set: &Bits) -> u64 {
+        for (c, bits) in self.levels[to as usize].iter().rev() {
+            if bits.intersects(set) {
+                return *c;
+            }
+        }
+        0
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -167,7 +225,19 @@ pub(crate) struct Line {
     /// Exclusive holder, or `NONE` when the line is shared or untouched.
     pub owner: u32,
     pub sharers: Bits,
+    /// Requests arriving earlier than this wait for it (the line serves them in order).
     pub busy_until: u64,
+    /// The last read miss: who asked, and when its data arrives (a later read waits
+    /// for it; the requester itself too, if the miss was a prefetch).
+    fill_tid: u32,
+    fill_done: u64,
+    /// Stores issued to the line and not yet committed, oldest first. Until a store
+    /// commits, other threads read the line as it was before it.
+    pending: Vec<Pending>,
+    /// Threads holding a copy of the line as it was before the oldest pending store
+    /// (they held a valid copy when it was issued, or read one since from the writer);
+    /// each commit invalidates it.
+    stale_readers: Bits,
     /// Threads parked by `wait_until`, a FIFO list threaded through `Memory::next`.
     pub watch_head: u32,
     pub watch_tail: u32,
@@ -180,10 +250,22 @@ impl Line {
             owner: NONE,
             sharers: Bits::default(),
             busy_until: 0,
+            fill_tid: NONE,
+            fill_done: 0,
+            pending: Vec::new(),
+            stale_readers: Bits::default(),
             watch_head: NONE,
             watch_tail: NONE,
         }
     }
+}
+
+/// A store in a store buffer: who issued it, when it commits, the line before it.
+#[derive(Debug, Clone)]
+struct Pending {
+    writer: u32,
+    commit: u64,
+    before: [Word; WORDS_PER_LINE],
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,101 +273,405 @@ pub(crate) enum Kind {
     Load,
     Store,
     Rmw,
+    /// A load miss the issuer does not wait for (see the module docs).
+    Prefetch,
 }
 
 /// When a request completes for its issuer, and when its write (if any) becomes
-/// visible to others.
+/// visible to others (for a prefetch: when its data arrives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Timing {
     pub done: u64,
     pub visible: u64,
     /// It had to fetch the line (for counters and tests).
     pub miss: bool,
+    /// A load served while another thread's store to the line is in flight: it reads
+    /// the line as it was before that store ([`Memory::read_word`]).
+    pub stale: bool,
 }
 
-/// Every line of a point plus the watcher links.
+/// Completion times, oldest first, of at most `cap` requests in flight.
+#[derive(Debug, Clone)]
+struct Ring {
+    buf: Vec<u64>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn new(cap: usize) -> Ring {
+        Ring {
+            buf: vec![0; cap],
+            head: 0,
+            len: 0,
+        }
+    }
+    /// Forget the requests complete by `now`.
+    #[inline]
+    fn retire(&mut self, now: u64) {
+        while self.len > 0 && self.buf[self.head] <= now {
+            self.pop();
+        }
+    }
+    /// The oldest request's completion, removed; `now` when none.
+    #[inline]
+    fn pop(&mut self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let t = self.buf[self.head];
+        self.head = (self.head + 1) % self.buf.len();
+        self.len -= 1;
+        Some(t)
+    }
+    /// Room for one more: the time it can start (when the oldest completes, if full).
+    #[inline]
+    fn make_room(&mut self, now: u64) -> u64 {
+        self.retire(now);
+        if self.len == self.buf.len() {
+            self.pop().map_or(now, |t| t.max(now))
+        } else {
+            now
+        }
+    }
+    #[inline]
+    fn push(&mut self, t: u64) {
+        debug_assert!(self.len < self.buf.len());
+        let i = (self.head + self.len) % self.buf.len();
+        self.buf[i] = t;
+        self.len += 1;
+    }
+    /// The newest request's completion (0 if none).
+    #[inline]
+    fn last(&self) -> u64 {
+        if self.len == 0 {
+            0
+        } else {
+            self.buf[(self.head + self.len - 1) % self.buf.len()]
+        }
+    }
+    #[inline]
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+/// One hardware thread's private memory state.
+#[derive(Debug, Clone)]
+struct Hart {
+    /// Commit times of the stores in the store buffer (FIFO, so non-decreasing).
+    store_buffer: Ring,
+    /// Completion times of the prefetches in flight.
+    fills: Ring,
+    /// Draws of the jitter (its own stream, so that it never shifts the thread's
+    /// `Env::random` numbers).
+    jitter: SplitMix64,
+}
+
+/// Every line of a point, the hardware threads, and the watcher links.
 #[derive(Debug, Clone)]
 pub(crate) struct Memory {
     pub lines: Vec<Line>,
     /// Next thread in the watch list of the line a thread is parked on.
     pub next: Vec<u32>,
     pub fabric: Fabric,
+    harts: Vec<Hart>,
 }
 
+/// The salt of the jitter streams: thread seed ⊕ this, so they differ from the
+/// thread's `Env::random` stream.
+const JITTER_SALT: u64 = 0x6a09_e667_f3bc_c908;
+
 impl Memory {
-    pub fn new(nlines: u32, fabric: Fabric) -> Memory {
+    /// `seeds[i]`: thread i's seed (its jitter stream derives from it).
+    pub fn new(nlines: u32, fabric: Fabric, seeds: &[u64]) -> Memory {
+        assert_eq!(seeds.len(), fabric.n);
+        let harts = seeds
+            .iter()
+            .map(|&s| Hart {
+                store_buffer: Ring::new(fabric.store_buffer),
+                fills: Ring::new(fabric.misses_in_flight),
+                jitter: SplitMix64::new(crate::rng::mix(s, JITTER_SALT)),
+            })
+            .collect();
         Memory {
             lines: vec![Line::new(); nlines as usize],
             next: vec![NONE; fabric.n],
             fabric,
+            harts,
         }
+    }
+
+    /// `ns` drawn uniformly within ± the jitter of its nominal value, rounded
+    /// stochastically so that the mean stays `ns` (integer arithmetic only, so the
+    /// result is the same on every platform). 0 stays 0.
+    #[inline]
+    pub fn jitter(&mut self, x: u32, ns: u64) -> u64 {
+        let ppm = self.fabric.jitter_ppm;
+        if ns == 0 || ppm == 0 {
+            return ns;
+        }
+        let r = self.harts[x as usize].jitter.next_u64();
+        const ONE: i128 = 1 << 32;
+        const MILLION: i128 = 1_000_000;
+        let (hi, lo) = ((r >> 32) as i128, (r & 0xffff_ffff) as i128);
+        let ns = ns as i128;
+        // ns · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1).
+        let scaled = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
+        (scaled / (MILLION * ONE)) as u64
     }
 
     /// Price a request from thread `x` on `line` at `now` and update the line's state.
     /// The caller applies the value change (if any) right after: state changes are
-    /// applied in the order requests are issued, which is also the order the line
-    /// serves them, so every thread sees one consistent history.
+    /// applied in the order requests are issued, and the line serves them in that
+    /// order (each starts no earlier than `busy_until`), so every thread sees one
+    /// consistent history. A reader never sees a write before its commit: it is
+    /// served after it.
     #[inline]
     pub fn access(&mut self, x: u32, line: u32, kind: Kind, now: u64) -> Timing {
-        let fab = &self.fabric;
-        let l = &mut self.lines[line as usize];
         match kind {
             Kind::Load => {
+                if let Some(t) = self.read_before_commit(x, line, now) {
+                    return t;
+                }
+                let l = &self.lines[line as usize];
                 if l.sharers.contains(x) {
+                    // A hit, unless our own prefetch of it is still in flight.
+                    let done = if l.fill_tid == x && l.fill_done > now {
+                        l.fill_done
+                    } else {
+                        now
+                    };
                     return Timing {
-                        done: now,
-                        visible: now,
+                        done,
+                        visible: done,
                         miss: false,
+                        stale: false,
                     };
                 }
-                let c = if l.owner != NONE {
-                    fab.cost(l.owner, x)
-                } else {
-                    fab.nearest(x, &l.sharers)
-                };
-                let s = now.max(l.busy_until);
-                let done = s + c;
-                l.busy_until = done;
-                l.owner = NONE;
-                l.sharers.insert(x);
+                let done = self.read_miss(x, line, now);
                 Timing {
                     done,
                     visible: done,
                     miss: true,
+                    stale: false,
                 }
             }
-            Kind::Store | Kind::Rmw => {
-                let atomic = if kind == Kind::Rmw { fab.atomic_ns } else { 0 };
-                let exclusive = l.owner == x || (l.owner == NONE && l.sharers.subset_of_single(x));
-                let (c, miss) = if exclusive {
-                    (0, false)
-                } else if l.owner != NONE {
-                    (fab.cost(l.owner, x), true)
-                } else {
-                    // `x`'s own distance levels never contain `x`.
-                    (fab.nearest(x, &l.sharers), true)
-                };
-                let s = now.max(l.busy_until);
-                l.owner = x;
-                l.sharers = Bits::single(x);
-                if kind == Kind::Rmw {
-                    let done = s + c + atomic;
-                    l.busy_until = done;
-                    Timing {
-                        done,
-                        visible: done,
-                        miss,
+            Kind::Prefetch => {
+                self.retire(line, now);
+                let l = &self.lines[line as usize];
+                if l.sharers.contains(x) || !l.pending.is_empty() {
+                    return Timing {
+                        done: now,
+                        visible: now,
+                        miss: false,
+                        stale: false,
+                    };
+                }
+                let at = self.harts[x as usize].fills.make_room(now);
+                let arrives = self.read_miss(x, line, at);
+                self.harts[x as usize].fills.push(arrives);
+                Timing {
+                    done: now,
+                    visible: arrives,
+                    miss: true,
+                    stale: false,
+                }
+            }
+            Kind::Store => {
+                let h = &mut self.harts[x as usize];
+                let issued = h.store_buffer.make_room(now);
+                let after = h.store_buffer.last();
+                let (lat, miss) = self.ownership(x, line);
+                let lat = self.jitter(x, lat);
+                let l = &mut self.lines[line as usize];
+                // The read-for-ownership goes out when the store enters the buffer
+                // (the core does not wait for older stores to commit before asking
+                // for the line); the store commits, in order, once it has the line
+                // and every older store has committed. The line stays ours until then.
+                let commit = (issued.max(l.busy_until) + lat).max(after);
+                l.busy_until = commit;
+                if commit > now {
+                    // Until it commits, the other copies stay valid, with the old value.
+                    l.pending.retain(|p| p.commit > now);
+                    if l.pending.is_empty() {
+                        l.stale_readers = l.sharers;
                     }
-                } else {
-                    l.busy_until = s;
-                    Timing {
-                        done: s + c,
-                        visible: s,
-                        miss,
-                    }
+                    l.pending.push(Pending {
+                        writer: x,
+                        commit,
+                        before: l.words,
+                    });
+                }
+                self.take(x, line);
+                self.harts[x as usize].store_buffer.push(commit);
+                Timing {
+                    done: issued,
+                    visible: commit,
+                    miss,
+                    stale: false,
+                }
+            }
+            Kind::Rmw => {
+                let drained = self.drain(x, now);
+                let (lat, miss) = self.ownership(x, line);
+                let lat = self.jitter(x, lat + self.fabric.atomic_ns);
+                let l = &mut self.lines[line as usize];
+                let done = drained.max(l.busy_until) + lat;
+                l.busy_until = done;
+                self.take(x, line);
+                Timing {
+                    done,
+                    visible: done,
+                    miss,
+                    stale: false,
                 }
             }
         }
+    }
+
+    /// Forget the stores to `line` committed by `now`.
+    #[inline]
+    fn retire(&mut self, line: u32, now: u64) {
+        let l = &mut self.lines[line as usize];
+        if l.pending.first().is_some_and(|p| p.commit <= now) {
+            l.pending.retain(|p| p.commit > now);
+        }
+    }
+
+    /// The store in flight on `line` whose "before" `x` reads at `now`: the oldest
+    /// one not committed, unless `x` issued one of them (it reads its own stores).
+    #[inline]
+    fn pending_for(&self, x: u32, line: u32, now: u64) -> Option<&Pending> {
+        let l = &self.lines[line as usize];
+        if l.pending.iter().any(|p| p.writer == x) {
+            return None;
+        }
+        l.pending.iter().find(|p| p.commit > now)
+    }
+
+    /// A load by `x` while another thread's store to the line is in flight: a hit if
+    /// `x` still holds its copy; else one transfer from the writer (who holds the
+    /// line), if it arrives before the store commits. Either way `x` reads the line as
+    /// it was before that store, and the commit invalidates its copy.
+    #[inline]
+    fn read_before_commit(&mut self, x: u32, line: u32, now: u64) -> Option<Timing> {
+        self.retire(line, now);
+        let (writer, commit) = {
+            let p = self.pending_for(x, line, now)?;
+            (p.writer, p.commit)
+        };
+        let l = &self.lines[line as usize];
+        let done = if l.stale_readers.contains(x) {
+            now
+        } else {
+            let lat = self.fabric.cost(writer, x);
+            let done = now + self.jitter(x, lat);
+            if done >= commit {
+                return None;
+            }
+            self.lines[line as usize].stale_readers.insert(x);
+            done
+        };
+        Some(Timing {
+            done,
+            visible: done,
+            miss: done != now,
+            stale: true,
+        })
+    }
+
+    /// Word `word` of `line` as `x` reads it at `now`, and, when that is the value
+    /// before a store in flight, when that store commits.
+    #[inline]
+    pub fn read_word(&self, x: u32, line: u32, word: usize, now: u64) -> (Word, Option<u64>) {
+        let l = &self.lines[line as usize];
+        match self.pending_for(x, line, now) {
+            Some(p) if l.stale_readers.contains(x) => (p.before[word], Some(p.commit)),
+            _ => (l.words[word], None),
+        }
+    }
+
+    /// A full fence by `x` at `now`: when it completes.
+    #[inline]
+    pub fn fence(&mut self, x: u32, now: u64) -> u64 {
+        let drained = self.drain(x, now);
+        drained + self.jitter(x, self.fabric.fence_ns)
+    }
+
+    /// When `x`'s store buffer will be empty, seen at `now`.
+    #[inline]
+    pub fn drained_at(&self, x: u32, now: u64) -> u64 {
+        now.max(self.harts[x as usize].store_buffer.last())
+    }
+
+    /// Wait for `x`'s store buffer to empty: when the last buffered store commits.
+    #[inline]
+    fn drain(&mut self, x: u32, now: u64) -> u64 {
+        let sb = &mut self.harts[x as usize].store_buffer;
+        let t = now.max(sb.last());
+        sb.clear();
+        t
+    }
+
+    /// A read miss by `x` issued at `at` (`x` holds no copy): when its data arrives.
+    #[inline]
+    fn read_miss(&mut self, x: u32, line: u32, at: u64) -> u64 {
+        let fab = &self.fabric;
+        let l = &self.lines[line as usize];
+        let (lat, after) = if l.owner != NONE {
+            // Modified or exclusive in another core: that core supplies it.
+            (fab.cost(l.owner, x), 0)
+        } else {
+            // Shared (or untouched: no sharer, free): the LLC supplies a clean copy
+            // present in our LLC domain; else the nearest sharer does. Either way not
+            // before the data of the read miss ahead of us has arrived.
+            let near = fab.nearest(x, &l.sharers);
+            let lat = if l.sharers.intersects(&fab.llc_mates[x as usize]) {
+                near.min(fab.llc_hit_ns)
+            } else {
+                near
+            };
+            (lat, l.fill_done)
+        };
+        let occupancy = fab.read_occupancy_ns;
+        let lat = self.jitter(x, lat);
+        let l = &mut self.lines[line as usize];
+        let s = at.max(l.busy_until);
+        let done = (s + lat).max(after);
+        l.busy_until = s + occupancy;
+        l.owner = NONE;
+        l.sharers.insert(x);
+        l.fill_tid = x;
+        l.fill_done = done;
+        done
+    }
+
+    /// The read-for-ownership latency for `x` (before jitter), and whether it misses:
+    /// 0 if `x` holds the line alone (or nobody does); else the transfer from the
+    /// holder, or from the farthest sharer when the line is shared (all copies are
+    /// invalidated, in parallel).
+    #[inline]
+    fn ownership(&self, x: u32, line: u32) -> (u64, bool) {
+        let l = &self.lines[line as usize];
+        if l.owner == x || (l.owner == NONE && l.sharers.subset_of_single(x)) {
+            (0, false)
+        } else if l.owner != NONE {
+            (self.fabric.cost(l.owner, x), true)
+        } else {
+            // `x`'s own distance levels never contain `x`.
+            (self.fabric.farthest(x, &l.sharers), true)
+        }
+    }
+
+    /// `x` becomes the line's only holder.
+    #[inline]
+    fn take(&mut self, x: u32, line: u32) {
+        let l = &mut self.lines[line as usize];
+        l.owner = x;
+        l.sharers = Bits::single(x);
+        l.fill_tid = NONE;
+        l.fill_done = 0;
     }
 }
 
@@ -302,5 +688,22 @@ mod tests {
         assert_eq!(b.iter().collect::<Vec<_>>(), vec![0, 3, 64, 200]);
         assert!(b.contains(200) && !b.contains(199));
         assert!(b.without(3).without(0).without(64).without(200).is_empty());
+    }
+
+    #[test]
+    fn a_ring_keeps_the_oldest_first_and_makes_room_when_it_completes() {
+        let mut r = Ring::new(2);
+        assert_eq!(r.make_room(0), 0);
+        r.push(10);
+        r.push(20);
+        assert_eq!(r.last(), 20);
+        // Full at 5: room when the oldest completes, at 10.
+        assert_eq!(r.make_room(5), 10);
+        r.push(30);
+        // At 25 the 20 has completed: room at once.
+        assert_eq!(r.make_room(25), 25);
+        assert_eq!(r.last(), 30);
+        r.clear();
+        assert_eq!(r.last(), 0);
     }
 }

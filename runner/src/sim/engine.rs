@@ -62,6 +62,11 @@ pub(crate) enum Op {
     /// Park until the line is written, unless the word no longer holds the value
     /// seen; either way, complete with a fresh read of the word.
     Watch(Addr, Word),
+    /// `Env::prefetch`: start a read miss, do not wait for it.
+    Prefetch(Addr),
+    /// `Env::fence`: drain the store buffer, then the fence's own cost.
+    Fence,
+    /// Private work or a pause, jittered like every other duration.
     Delay(u64),
 }
 
@@ -80,6 +85,9 @@ struct Slot {
     ok: bool,
     next: Next,
     watch: Addr,
+    /// The pending operation waited for the store buffer to drain and has not been
+    /// issued yet: the resumed future issues it again.
+    reissue: bool,
 }
 
 /// Counters for the speed benchmark and tests.
@@ -195,8 +203,9 @@ impl Core {
         if t.miss {
             self.counters.misses += 1;
         }
+        let (value, _) = self.mem.read_word(tid, a.line, a.word as usize, self.now);
         let s = &mut self.slots[tid as usize];
-        s.result = self.mem.lines[a.line as usize].words[a.word as usize];
+        s.result = value;
         s.ok = true;
         t.done
     }
@@ -205,21 +214,54 @@ impl Core {
     /// at once; `None` if a resume event was scheduled (result in the slot).
     #[inline]
     fn issue(&mut self, tid: u32, op: Op) -> Option<(Word, bool)> {
+        // A locked read-modify-write executes once every older store has committed:
+        // until then it has not happened, for its value as for its timing.
+        if matches!(
+            op,
+            Op::Swap(..)
+                | Op::Cas(..)
+                | Op::FetchAdd(..)
+                | Op::FetchOr(..)
+                | Op::FetchAnd(..)
+                | Op::SwapMasked(..)
+        ) {
+            let drained = self.mem.drained_at(tid, self.now);
+            if drained > self.now && !self.resume_at(drained, tid) {
+                self.slots[tid as usize].reissue = true;
+                return None;
+            }
+        }
         self.counters.ops += 1;
         let now = self.now;
         let (addr, kind) = match op {
             Op::Delay(ns) => {
+                let ns = self.mem.jitter(tid, ns);
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
                 }
                 return None;
             }
+            Op::Fence => {
+                let done = self.mem.fence(tid, now);
+                if done == now || self.resume_at(done, tid) {
+                    return Some((0, true));
+                }
+                return None;
+            }
             Op::Load(a) => (a, Kind::Load),
+            Op::Prefetch(a) => (a, Kind::Prefetch),
             Op::Watch(a, seen) => {
-                let l = &mut self.mem.lines[a.line as usize];
-                if l.words[a.word as usize] != seen {
+                let (value, until) = self.mem.read_word(tid, a.line, a.word as usize, now);
+                if value != seen {
                     (a, Kind::Load)
+                } else if let Some(at) = until {
+                    // Our copy still holds the value seen, and a store to the line is
+                    // in flight: its commit invalidates our copy; re-read then.
+                    self.slots[tid as usize].watch = a;
+                    self.schedule(at, tid, Next::WakeRead);
+                    return None;
                 } else {
+                    let l = &mut self.mem.lines[a.line as usize];
                     // Park at the tail of the line's watch list.
                     if l.watch_tail == NONE {
                         l.watch_head = tid;
@@ -251,10 +293,20 @@ impl Core {
         if t.miss {
             self.counters.misses += 1;
         }
+        if t.stale {
+            let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);
+            if t.done == now || self.resume_at(t.done, tid) {
+                return Some((value, true));
+            }
+            let s = &mut self.slots[tid as usize];
+            s.result = value;
+            s.ok = true;
+            return None;
+        }
         let w = &mut self.mem.lines[addr.line as usize].words[addr.word as usize];
         let old = *w;
         let (result, ok, wrote) = match op {
-            Op::Load(_) | Op::Watch(..) => (old, true, false),
+            Op::Load(_) | Op::Watch(..) | Op::Prefetch(_) => (old, true, false),
             Op::Store(_, v) => {
                 *w = v;
                 (0, true, true)
@@ -293,7 +345,7 @@ impl Core {
                 *w = (old & !mask) | (v & mask);
                 (0, true, true)
             }
-            Op::Delay(_) => unreachable!(),
+            Op::Delay(_) | Op::Fence => unreachable!(),
         };
         if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
             self.wake_watchers(addr.line, t.visible);
@@ -355,13 +407,14 @@ impl Machine {
                 now: 0,
                 seq: 0,
                 heap: BinaryHeap::with_capacity(2 * n + 16),
-                mem: Memory::new(nlines, fabric),
+                mem: Memory::new(nlines, fabric, &seeds),
                 slots: vec![
                     Slot {
                         result: 0,
                         ok: true,
                         next: Next::Resume,
                         watch: Addr::new(0, 0),
+                        reissue: false,
                     };
                     n
                 ],
@@ -487,6 +540,13 @@ impl Machine {
         self.core.borrow_mut().issue(tid, op)
     }
 
+    /// Whether the thread's pending operation must be issued again (and forget it).
+    #[inline]
+    fn take_reissue(&self, tid: u32) -> bool {
+        let mut c = self.core.borrow_mut();
+        std::mem::take(&mut c.slots[tid as usize].reissue)
+    }
+
     #[inline]
     fn result(&self, tid: u32) -> (Word, bool) {
         let c = self.core.borrow();
@@ -543,8 +603,11 @@ impl<T: FromRaw> Future for OpFuture<'_, T> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
         if self.issued {
-            let (v, ok) = self.m.result(self.tid);
-            return Poll::Ready(T::from_raw(v, ok));
+            if !self.m.take_reissue(self.tid) {
+                let (v, ok) = self.m.result(self.tid);
+                return Poll::Ready(T::from_raw(v, ok));
+            }
+            self.issued = false;
         }
         match self.m.issue(self.tid, self.op) {
             Some((v, ok)) => Poll::Ready(T::from_raw(v, ok)),
@@ -649,6 +712,14 @@ impl Env for SimEnv<'_> {
             v = self.op(Op::Watch(a, v)).await;
         }
         v
+    }
+    #[inline]
+    fn prefetch(&self, a: Addr) -> impl Future<Output = ()> {
+        self.op(Op::Prefetch(a))
+    }
+    #[inline]
+    fn fence(&self) -> impl Future<Output = ()> {
+        self.op(Op::Fence)
     }
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {

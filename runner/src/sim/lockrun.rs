@@ -102,10 +102,11 @@ impl LockVisitor for Simulate<'_> {
             machine.run_from(&mut futs, &starts, window.end_ns)
         };
         // The run stops at the end of the window: a thread still waiting then has its
-        // wait cut off there, bypassed by every grant of its lock since its arrival.
+        // wait cut off there, bypassed by every grant of its lock since its arrival (for a
+        // FIFO lock, its doorway: none if it had not passed it yet).
         for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
             if let Some(w) = st.waiting() {
-                st.censor(env.grants(w.lock).saturating_sub(local.arrival(w.lock)));
+                st.censor(local.bypass_so_far(w.lock, env.grants(w.lock)));
             }
         }
         // Threads still running at the end have counted their operations in `stats`

@@ -45,14 +45,7 @@ use std::collections::BTreeMap;
 
 /// Costs assumed for a simulated host when the file gives none (a current
 /// single-socket x86: 10 ns SMT sibling, 40 ns within the socket, 5 ns atomic).
-pub const HOST_DEFAULT_COSTS: Costs = Costs {
-    smt_ns: 10,
-    llc_ns: 40,
-    socket_ns: 40,
-    remote_ns: 120,
-    matrix_ns: None,
-    atomic_ns: 5,
-};
+pub const HOST_DEFAULT_COSTS: Costs = Costs::levels(10, 40, 40, 120, 5);
 
 /// The machine a point is simulated on: its CPU table, its transfer costs, and the
 /// machine description when there is one (cache sizes and the frequency for the

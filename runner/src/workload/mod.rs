@@ -214,8 +214,13 @@ impl<L> Locks<L> {
     }
 
     /// Write the lock's data lines, as a holder would: a read-modify-write of word 0
-    /// of each (non-atomic: two operations), so that a broken lock loses updates.
+    /// of each (non-atomic: two operations), so that a broken lock loses updates. The
+    /// lines are independent, so their misses are all started first, as an
+    /// out-of-order core overlaps them (`Env::prefetch`).
     pub async fn touch<E: Env>(&self, env: &E, lock: usize) {
+        for l in 0..self.lines_per_lock {
+            env.prefetch(self.data_addr(lock, l)).await;
+        }
         for l in 0..self.lines_per_lock {
             let a = self.data_addr(lock, l);
             let v = env.load(a, Relaxed).await;

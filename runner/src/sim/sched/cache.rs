@@ -8,16 +8,14 @@ use locklab_model::plan::{Costs, Machine};
 use locklab_model::topology::CpuMap;
 use std::collections::VecDeque;
 
-/// Misses a core overlaps while refilling a working set. Nehalem has 10 line-fill
-/// buffers; refills of pointer-linked data (the JVM heaps of both benchmarks) overlap
-/// fewer, so this is a middle guess, not a measurement.
-pub const MISSES_IN_FLIGHT: u64 = 4;
 const DEFAULT_L2: u64 = 256 << 10;
 const DEFAULT_LLC: u64 = 8 << 20;
 
-/// Time to refill `bytes` at `per_line_ns` a line, `MISSES_IN_FLIGHT` lines at a time.
-fn refill_ns(bytes: u64, per_line_ns: u64) -> f64 {
-    (lines(bytes) * per_line_ns) as f64 / MISSES_IN_FLIGHT as f64
+/// Time to refill `bytes` at `per_line_ns` a line, `in_flight` lines at a time (the
+/// topology's `misses_in_flight`: line-fill buffers shared by two SMT threads, and
+/// pointer-linked data, the JVM heaps of both benchmarks, overlapping fewer).
+fn refill_ns(bytes: u64, per_line_ns: u64, in_flight: u32) -> f64 {
+    (lines(bytes) * per_line_ns) as f64 / in_flight.max(1) as f64
 }
 
 /// Messaging data in flight: a posted message (its payload and the socket, room and
@@ -73,6 +71,8 @@ pub(super) struct Cache {
     l2_bytes: u64,
     /// Per line from the local LLC, from the other socket's.
     line_ns: (u64, u64),
+    /// Misses overlapped while refilling.
+    in_flight: u32,
 }
 
 impl Cache {
@@ -86,13 +86,15 @@ impl Cache {
             .map(|c| c.core as usize + 1)
             .max()
             .unwrap_or(1);
+        let in_flight = costs.memory.misses_in_flight;
         Cache {
-            refill_same_llc_ns: refill_ns(working_set.min(l2), costs.llc_ns),
-            refill_other_llc_ns: refill_ns(working_set.min(llc), costs.remote_ns),
+            refill_same_llc_ns: refill_ns(working_set.min(l2), costs.llc_ns, in_flight),
+            refill_other_llc_ns: refill_ns(working_set.min(llc), costs.remote_ns, in_flight),
             charged_ns: 0.0,
             l2: vec![L2::default(); ncores],
             l2_bytes: l2,
             line_ns: (costs.llc_ns, costs.remote_ns),
+            in_flight,
         }
     }
 }
@@ -117,7 +119,7 @@ impl Model<'_> {
 
     /// Messaging: the running task `t` on `c` reads its input; the part of it missing
     /// from the core's L2 comes from the LLC it was written in (or the other socket's),
-    /// `MISSES_IN_FLIGHT` lines at a time, and is run time.
+    /// `misses_in_flight` lines at a time, and is run time.
     pub(super) fn fill(&mut self, t: usize, c: usize) {
         let id = self.tasks[t].input;
         let Some(msg) = self.msgs.get(&id) else {
@@ -136,7 +138,7 @@ impl Model<'_> {
         } else {
             cache.line_ns.1
         };
-        let cost = refill_ns(missing, per_line);
+        let cost = refill_ns(missing, per_line, cache.in_flight);
         self.tasks[t].remaining += cost;
         if self.in_window(self.now) {
             self.cache.charged_ns += cost;

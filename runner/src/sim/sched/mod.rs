@@ -29,12 +29,12 @@
 //! - `cache`: cache warmth. Trade: a task that starts on another core than it last
 //!   ran on first refills its working set: `min(ws, L2)` from the LLC at `llc_ns` per
 //!   line if the old core shares the LLC, else `min(ws, LLC)` at `remote_ns` per line,
-//!   divided by [`MISSES_IN_FLIGHT`] (line-fill buffers); the refill is run time.
+//!   divided by the topology's `misses_in_flight`; the refill is run time.
 //!   Messaging: each core's L2 (the topology's `l2`, LRU) holds the messages its
 //!   threads wrote or read. A burst reads its message (`working_set` bytes: the
 //!   payload plus the socket, room and JVM objects along the path); what is missing
 //!   from the core's L2 comes from the LLC it was written in at `llc_ns` per line (the
-//!   other socket's at `remote_ns`), [`MISSES_IN_FLIGHT`] at a time, as run time. SMT
+//!   other socket's at `remote_ns`), `misses_in_flight` at a time, as run time. SMT
 //!   siblings share the L2.
 //! - `events`: the event loop, and the scenario's tasks reacting to its events (a
 //!   burst done, a timer): the scenarios themselves are the workload's.
@@ -57,7 +57,6 @@ mod runqueue;
 #[cfg(test)]
 mod tests;
 
-pub use cache::MISSES_IN_FLIGHT;
 pub use placement::IMBALANCE_PCT;
 
 use super::Job;

@@ -1,0 +1,87 @@
+//! A topology's memory model and jitter: defaults derived from the transfers, every
+//! key overridable, an unknown model named in the error.
+
+use crate::{load_mem, show};
+use locklab_model::plan::{Costs, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
+
+fn costs_of(topology: &str) -> Result<Costs, String> {
+    let text = format!(
+        "{topology}
+workload hot = single {{ critical = 100ns, outside = 200ns }}
+experiment demo {{
+  topology = t
+  workload = hot
+  lock = tas
+  threads = 2
+  run {{ modes = [sim], duration = 1ms }}
+}}
+"
+    );
+    let c = load_mem(&[("e.lab", &text)], "e.lab");
+    match &c.plan {
+        Some(p) => match &p.topology {
+            Topology::Machine(m) => Ok(m.costs.clone()),
+            Topology::Host { .. } => unreachable!("a machine was given"),
+        },
+        None => Err(show(&c)),
+    }
+}
+
+#[test]
+fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
+    let c =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, atomic = 7ns }")
+            .unwrap();
+    assert_eq!(c.memory, Memory::x86_tso(50, 7));
+    assert_eq!(c.memory.order, MemoryOrder::X86Tso);
+    assert_eq!(c.memory.llc_hit_ns, 20);
+    assert_eq!(c.memory.read_occupancy_ns, 5);
+    assert_eq!(c.memory.fence_ns, 14);
+    assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
+}
+
+#[test]
+fn every_memory_key_and_the_jitter_can_be_given() {
+    let c = costs_of(
+        "topology t {
+  sockets = 1, cores = 4, transfer { llc = 50ns }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6 }
+  jitter = 0.05
+}",
+    )
+    .unwrap();
+    let m = &c.memory;
+    assert_eq!(
+        (
+            m.llc_hit_ns,
+            m.read_occupancy_ns,
+            m.store_buffer,
+            m.fence_ns,
+            m.misses_in_flight
+        ),
+        (18, 3, 42, 13, 6)
+    );
+    assert_eq!(c.jitter_ppm, 50_000);
+    let off =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0 }")
+            .unwrap();
+    assert_eq!(off.jitter_ppm, 0);
+}
+
+#[test]
+fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { model = arm_lse } }",
+    )
+    .unwrap_err();
+    assert!(e.contains("arm_lse"), "{e}");
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { stor_buffer = 4 } }",
+    )
+    .unwrap_err();
+    assert!(e.contains("stor_buffer"), "{e}");
+    let e =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0.9 }")
+            .unwrap_err();
+    assert!(e.contains("jitter"), "{e}");
+}

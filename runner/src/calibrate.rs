@@ -8,7 +8,7 @@
 //!   store that answers ([`Handoff::LoadStore`]: a load miss plus a store's
 //!   ownership request, as a spinning waiter and a releasing holder do).
 //! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
-//!   (`atomic`; the fence is written as a comment).
+//!   (`atomic` and `memory { fence }`).
 //! - [`measure_report`]: all of them for one CPU pair per distance level, and the
 //!   host as one `topology` item with the measured values.
 //!

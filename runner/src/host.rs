@@ -372,8 +372,7 @@ pub struct Measured {
     pub transfer: Transfer,
     /// An uncontended read-modify-write on an owned line.
     pub atomic_ns: f64,
-    /// A full fence on an empty store buffer, when measured (a comment for now: the
-    /// simulator does not price fences apart from read-modify-writes).
+    /// A full fence on an empty store buffer, when measured (`memory { fence }`).
     pub fence_ns: Option<f64>,
 }
 
@@ -451,6 +450,9 @@ pub fn topology_as_lab_with(
     match measured {
         Some(m) => {
             s.push_str(&format!("  atomic  = {}\n", ns(m.atomic_ns)));
+            if let Some(f) = m.fence_ns {
+                s.push_str(&format!("  memory {{ fence = {} }}\n", ns(f)));
+            }
         }
         None => s.push_str("  atomic  = 5ns\n"),
     }

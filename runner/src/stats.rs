@@ -7,6 +7,7 @@
 use hdrhistogram::Histogram;
 use locklab_model::plan::Mode;
 use locklab_model::records::{HandoffRecord, PointRecord, RunRecord, ThreadRecord, CDF_QUANTILES};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Histograms resolve 1 ns with 3 significant digits and grow to the largest value
@@ -25,6 +26,21 @@ fn record(h: &mut Histogram<u64>, ns: u64) {
     if h.record(v).is_err() {
         h.saturating_record(v);
     }
+}
+
+/// `h` with `zeros` more waits of zero, as `record` would have recorded them (at 1 ns,
+/// the histograms' least value). Zero waits are counted rather than recorded as they
+/// happen: natively most uncontended acquisitions wait zero, and a histogram update
+/// per acquisition would cost more than the lock.
+fn with_zeros(h: &Histogram<u64>, zeros: u64) -> Cow<'_, Histogram<u64>> {
+    if zeros == 0 {
+        return Cow::Borrowed(h);
+    }
+    let mut h = h.clone();
+    if h.record_n(1, zeros).is_err() {
+        h.saturating_record_n(1, zeros);
+    }
+    Cow::Owned(h)
 }
 
 /// The measured window, in the executor's clock (ns).
@@ -46,7 +62,9 @@ impl Window {
 #[derive(Debug, Clone)]
 struct ClassStats {
     acquisitions: u64,
+    /// Waits above zero; `zero_waits` counts the others (see `with_zeros`).
     wait: Histogram<u64>,
+    zero_waits: u64,
     wait_sum: u128,
     hold_sum: u128,
     holds: u64,
@@ -58,12 +76,27 @@ impl ClassStats {
         ClassStats {
             acquisitions: 0,
             wait: new_hist(),
+            zero_waits: 0,
             wait_sum: 0,
             hold_sum: 0,
             holds: 0,
             bypass_max: 0,
         }
     }
+
+    /// Every wait of the class, zero waits included.
+    fn waits(&self) -> Cow<'_, Histogram<u64>> {
+        with_zeros(&self.wait, self.zero_waits)
+    }
+}
+
+/// The waits of the acquisitions handed over from one node.
+#[derive(Debug, Clone)]
+struct Handoffs {
+    count: u64,
+    /// Waits above zero; `zero_waits` counts the others (see `with_zeros`).
+    wait: Histogram<u64>,
+    zero_waits: u64,
 }
 
 /// What one thread saw. Recording calls are cheap and allocation-free.
@@ -77,7 +110,7 @@ pub struct ThreadStats {
     bypass_sum: u128,
     bypass_n: u64,
     /// Index = previous holder's node; the wait of this thread when handed the lock.
-    handoffs: Vec<Option<(u64, Histogram<u64>)>>,
+    handoffs: Vec<Option<Handoffs>>,
     /// Acquisitions per fairness window (index = (t - start) / fairness_window_ns).
     window_counts: Vec<u32>,
     fairness_window_ns: u64,
@@ -127,6 +160,7 @@ impl ThreadStats {
     /// after waiting `wait_ns`; `bypass` = acquisitions by others while waiting;
     /// `from_node` = node of the previous holder if the lock was handed over.
     /// Ignored outside the measured window.
+    #[inline]
     pub fn record_acquire(
         &mut self,
         class: usize,
@@ -138,27 +172,85 @@ impl ThreadStats {
         if !self.window.contains(granted_ns) {
             return;
         }
+        // Inline, the common native case: a zero wait (counted, not recorded) and
+        // nothing per fairness window; the rest out of line.
+        let handoffs = match from_node {
+            None => None,
+            Some(from) => match self.handoffs.get_mut(from as usize) {
+                Some(Some(h)) => Some(h),
+                _ => {
+                    return self
+                        .record_acquire_in_full(class, granted_ns, wait_ns, bypass, from_node)
+                }
+            },
+        };
+        if wait_ns != 0 || self.fairness_window_ns != 0 || class >= self.classes.len() {
+            return self.record_acquire_in_full(class, granted_ns, wait_ns, bypass, from_node);
+        }
+        if let Some(h) = handoffs {
+            h.count += 1;
+            h.zero_waits += 1;
+        }
         let c = &mut self.classes[class];
         c.acquisitions += 1;
-        record(&mut c.wait, wait_ns);
-        c.wait_sum += wait_ns as u128;
+        c.zero_waits += 1;
+        c.bypass_max = c.bypass_max.max(bypass);
+        self.bypass_sum += bypass as u128;
+        self.bypass_n += 1;
+    }
+
+    /// `record_acquire` of a point in the window, any wait.
+    #[inline(never)]
+    fn record_acquire_in_full(
+        &mut self,
+        class: usize,
+        granted_ns: u64,
+        wait_ns: u64,
+        bypass: u64,
+        from_node: Option<u32>,
+    ) {
+        let c = &mut self.classes[class];
+        c.acquisitions += 1;
+        if wait_ns == 0 {
+            c.zero_waits += 1;
+        } else {
+            record(&mut c.wait, wait_ns);
+            c.wait_sum += wait_ns as u128;
+        }
         c.bypass_max = c.bypass_max.max(bypass);
         self.bypass_sum += bypass as u128;
         self.bypass_n += 1;
         if let Some(from) = from_node {
-            let i = from as usize;
-            if self.handoffs.len() <= i {
-                self.handoffs.resize_with(i + 1, || None);
+            let h = match self.handoffs.get_mut(from as usize) {
+                Some(Some(h)) => h,
+                _ => self.new_handoffs(from as usize),
+            };
+            h.count += 1;
+            if wait_ns == 0 {
+                h.zero_waits += 1;
+            } else {
+                record(&mut h.wait, wait_ns);
             }
-            let (n, h) = self.handoffs[i].get_or_insert_with(|| (0, new_hist()));
-            *n += 1;
-            record(h, wait_ns);
         }
         if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
             if let Some(slot) = self.window_counts.get_mut(w as usize) {
                 *slot += 1;
             }
         }
+    }
+
+    /// The hand-offs from node `i`, created empty (out of line: once per node).
+    #[cold]
+    #[inline(never)]
+    fn new_handoffs(&mut self, i: usize) -> &mut Handoffs {
+        if self.handoffs.len() <= i {
+            self.handoffs.resize_with(i + 1, || None);
+        }
+        self.handoffs[i].get_or_insert_with(|| Handoffs {
+            count: 0,
+            wait: new_hist(),
+            zero_waits: 0,
+        })
     }
 
     /// A hold of `class` that began at `granted_ns` and lasted `hold_ns`.
@@ -286,7 +378,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let mut bypass_n = 0u64;
     for t in threads {
         for c in &t.classes {
-            all_wait.add(&c.wait).expect("same histogram bounds");
+            all_wait.add(&*c.waits()).expect("same histogram bounds");
             wait_sum += c.wait_sum;
             hold_sum += c.hold_sum;
             holds += c.holds;
@@ -300,12 +392,13 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let mut table: BTreeMap<(u32, u32), (u64, Histogram<u64>)> = BTreeMap::new();
     for t in threads {
         for (from, slot) in t.handoffs.iter().enumerate() {
-            if let Some((n, h)) = slot {
+            if let Some(h) = slot {
                 let e = table
                     .entry((from as u32, t.node))
                     .or_insert_with(|| (0, new_hist()));
-                e.0 += n;
-                e.1.add(h).expect("same histogram bounds");
+                e.0 += h.count;
+                e.1.add(&*with_zeros(&h.wait, h.zero_waits))
+                    .expect("same histogram bounds");
             }
         }
     }
@@ -424,6 +517,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
             if ci > 0 && c.acquisitions == 0 {
                 continue;
             }
+            let waits = c.waits();
             thread_rows.push(ThreadRecord {
                 point: ctx.point,
                 mode: ctx.mode,
@@ -434,13 +528,13 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 class: t.class_names[ci].clone(),
                 acquisitions: c.acquisitions,
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
-                wait_p50_ns: quantile(&c.wait, 0.5),
-                wait_p99_ns: quantile(&c.wait, 0.99),
-                wait_p999_ns: quantile(&c.wait, 0.999),
-                wait_max_ns: if c.wait.is_empty() {
+                wait_p50_ns: quantile(&waits, 0.5),
+                wait_p99_ns: quantile(&waits, 0.99),
+                wait_p999_ns: quantile(&waits, 0.999),
+                wait_max_ns: if waits.is_empty() {
                     f64::NAN
                 } else {
-                    c.wait.max() as f64
+                    waits.max() as f64
                 },
                 wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, c.acquisitions as f64),
                 hold_mean_ns: nan_if_zero_div(c.hold_sum as f64, c.holds as f64),

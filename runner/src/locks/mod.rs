@@ -184,11 +184,9 @@ impl LocalState {
     /// (the ticket fetch-add, the tail swap), because FIFO order is defined from the
     /// doorway: a thread preempted between arriving and its doorway is not overtaken
     /// by the threads that entered the queue first, it simply entered later.
+    #[inline]
     pub fn arrive<E: Env>(&mut self, env: &E, lock: usize) {
-        if self.arrivals.len() <= lock {
-            self.arrivals.resize(lock + 1, 0);
-        }
-        self.arrivals[lock] = env.grants(lock);
+        *grow_to(&mut self.arrivals, lock) = env.grants(lock);
     }
 
     /// The grant count of `lock` remembered by the last `arrive` at it.
@@ -200,12 +198,31 @@ impl LocalState {
         self.tid
     }
 
+    #[inline]
     fn slot(&mut self, lock: usize) -> &mut u64 {
-        if self.slots.len() <= lock {
-            self.slots.resize(lock + 1, 0);
-        }
-        &mut self.slots[lock]
+        grow_to(&mut self.slots, lock)
     }
+}
+
+/// Element `i` of `v`, growing `v` with zeros to reach it (a lock beyond those the
+/// state was built for).
+///
+/// The growth is out of line and cannot unwind (`extern "C"`: a panic there aborts):
+/// an `async fn` that calls something that may unwind carries a landing pad to poison
+/// its state, and that is what kept the lock code from being inlined into the
+/// measured loop natively.
+#[inline(always)]
+fn grow_to(v: &mut Vec<u64>, i: usize) -> &mut u64 {
+    #[cold]
+    #[inline(never)]
+    extern "C" fn grow(v: &mut Vec<u64>, i: usize) {
+        v.resize(i + 1, 0);
+    }
+    if v.len() <= i {
+        grow(v, i);
+    }
+    // SAFETY: `grow` made `v` longer than `i`.
+    unsafe { v.get_unchecked_mut(i) }
 }
 
 /// `fetch_add` of −1: `Env` words wrap (two's complement), so adding `u64::MAX`

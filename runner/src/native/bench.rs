@@ -2,7 +2,7 @@
 //! harness adds around it, and what writing locks as `async` over `Env` costs
 //! compared with a plain hand-written lock. Single thread, the calling thread's CPU.
 
-use super::{block_on, work_loop, Arena, Clock, EnvConfig, NativeEnv, Spin};
+use super::{block_on, work_loop, Arena, BlockOn, Clock, EnvConfig, NativeEnv, Spin};
 use crate::env::{Env, LineAlloc};
 use crate::locks::{catalogue, with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{ThreadStats, Window};
@@ -17,6 +17,7 @@ fn env(arena: &Arena) -> NativeEnv<'_> {
         seed: 1,
         spin: Spin::Pure,
         work: work_loop(),
+        time_every: super::env::time_every(0.0),
     };
     NativeEnv::new(arena, 0, 1, 0, config)
 }
@@ -46,12 +47,10 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = Instant::now();
-        block_on(async {
-            for _ in 0..iters {
-                lock.acquire(env, &mut local).await;
-                lock.release(env, &mut local).await;
-            }
-        });
+        for _ in 0..iters {
+            block_on(lock.acquire(env, &mut local));
+            block_on(lock.release(env, &mut local));
+        }
         best = best.min(t.elapsed().as_nanos() as f64 / iters.max(1) as f64);
     }
     best
@@ -88,9 +87,8 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
                     end_ns: end,
                 };
                 let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0);
-                let ops = block_on(workload::run_thread(
-                    &w, &locks, &env, &mut local, &mut stats, end,
-                ));
+                let ops =
+                    workload::drive_thread(&BlockOn, &w, &locks, &env, &mut local, &mut stats, end);
                 let took = env.now() - start;
                 best = best.min(took as f64 / ops.max(1) as f64);
             }

@@ -29,7 +29,7 @@ pub mod wakeup;
 
 pub use arena::Arena;
 pub use calibrate::{work_loop, WorkLoop};
-pub use env::{block_on, thread_cpu_ns, Clock, EnvConfig, NativeEnv, Spin};
+pub use env::{block_on, thread_cpu_ns, BlockOn, Clock, EnvConfig, NativeEnv, Spin};
 
 use crate::env::{Env, LineAlloc};
 use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
@@ -268,6 +268,7 @@ fn run_once<L: Lock>(
     let start = Barrier::new(n + 1);
     let seed = point.seed ^ (rep as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let total_ns = warmup_ns + duration_ns;
+    let time_every = env::time_every(shape.cycle_ns);
 
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
         let handles: Vec<_> = slots
@@ -309,9 +310,10 @@ fn run_once<L: Lock>(
                             seed,
                             spin: opts.spin,
                             work: wl,
+                            time_every,
                         };
                         let mut env = NativeEnv::new(arena, tid, n, node, config);
-                        env.marks = Some(CpuMarks {
+                        env.set_marks(CpuMarks {
                             start_ns: window.start_ns,
                             end_ns: window.end_ns,
                             at_start: Cell::new(None),
@@ -328,19 +330,20 @@ fn run_once<L: Lock>(
                         let ops = if abort.load(Ordering::SeqCst) {
                             0
                         } else {
-                            block_on(workload::run_thread(
+                            workload::drive_thread(
+                                &BlockOn,
                                 &point.workload,
                                 locks,
                                 &env,
                                 &mut local,
                                 &mut stats,
                                 window.end_ns,
-                            ))
+                            )
                         };
                         // The loop ends at the first now() >= end, which marked it;
                         // mark again in case the window was empty.
                         env.now();
-                        let m = env.marks.as_ref().expect("set above");
+                        let m = env.marks().expect("set above");
                         let ((c0, v0), (c1, v1)) = match (m.at_start.get(), m.at_end.get()) {
                             (Some(a), Some(b)) => (a, b),
                             (Some(a), None) => (a, env::mark()),

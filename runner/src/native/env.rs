@@ -3,7 +3,7 @@
 //! (`spin_loop`), `work` is a calibrated spin. [`block_on`] polls such a future once.
 
 use super::arena::{Arena, AtomicU64, LineView};
-use super::calibrate::WorkLoop;
+use super::calibrate::{WorkLoop, WorkState};
 use crate::env::{Addr, Env, Word};
 use crate::rng::SplitMix64;
 use std::cell::Cell;
@@ -113,9 +113,10 @@ pub mod tsc {
         ns_per_tick: f64,
     }
 
+    /// The TSC now (0 where there is none).
     #[cfg(target_arch = "x86_64")]
-    #[inline]
-    fn read() -> u64 {
+    #[inline(always)]
+    pub(crate) fn read() -> u64 {
         #[allow(unused_unsafe)]
         // SAFETY: rdtsc has no preconditions on x86_64.
         unsafe {
@@ -124,8 +125,8 @@ pub mod tsc {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    #[inline]
-    fn read() -> u64 {
+    #[inline(always)]
+    pub(crate) fn read() -> u64 {
         0
     }
 
@@ -297,6 +298,7 @@ struct ThreadState {
     pauses: Cell<u32>,
     ticks: Cell<u64>,
     marks: Option<CpuMarks>,
+    work: WorkState,
     /// The clock at the current acquisition's first failed attempt.
     wait_from: Cell<Option<u64>>,
     /// The last clock reading of `acquire_start` or `acquire_granted`.
@@ -332,6 +334,7 @@ impl<'a> NativeEnv<'a> {
                 pauses: Cell::new(0),
                 ticks: Cell::new(0),
                 marks: None,
+                work: config.work.state(),
                 wait_from: Cell::new(None),
                 last: Cell::new(0),
                 countdown: Cell::new(0),
@@ -623,7 +626,7 @@ impl Env for NativeEnv<'_> {
 
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
-        self.work.spin(ns);
+        self.work.spin(ns, &self.state.work);
         Done(())
     }
 

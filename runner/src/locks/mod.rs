@@ -236,12 +236,18 @@ impl LocalState {
             Some(e) => e,
             None => {
                 // A branch, not a select: the entry's address is then known early.
-                std::hint::cold_path();
+                cold_path();
                 &mut self.spare
             }
         }
     }
 }
+
+/// Marks the branch that calls it as rarely taken (`std::hint::cold_path`, which is
+/// newer than the Rust this crate supports): a call to an empty cold function.
+#[cold]
+#[inline(never)]
+pub(crate) fn cold_path() {}
 
 /// `f`, polled out of line: a lock's slow path, kept out of its fast path as the
 /// kernel keeps `queued_spin_lock_slowpath` out of `queued_spin_lock`. Awaited

@@ -199,6 +199,9 @@ fn spin_iters(n: u64) {
     }
 }
 
+/// The request `k` is calibrated on, ns.
+const CALIBRATION_NS: u64 = 50;
+
 /// The median of `samples` runs of `f`.
 fn median(samples: usize, mut f: impl FnMut() -> f64) -> f64 {
     let mut v: Vec<f64> = (0..samples).map(|_| f()).collect();
@@ -207,7 +210,7 @@ fn median(samples: usize, mut f: impl FnMut() -> f64) -> f64 {
 }
 
 /// Calibrate on the calling thread (pin it first): the clock, the cost of one read,
-/// the counted loop's speed, and `k` (the duration of 200 ns calls measured as a
+/// the counted loop's speed, and `k` (the duration of short calls measured as a
 /// whole, against the clock, with the deadline corrected by the current `k`; the
 /// error, in reads, is what `k` was missing). Takes about 10 ms.
 pub fn calibrate() -> WorkLoop {
@@ -244,10 +247,18 @@ pub fn calibrate() -> WorkLoop {
         iters_per_ns,
         short_ns: 0,
     };
+    // Measured on the shortest request the gate checks (50 ns), where an error in `k`
+    // weighs most (a read is a fifth of it). Converge, then keep the median of five
+    // more estimates: one is off by most of a read whenever the loop's speed changes
+    // while it measures.
+    let estimate = |wl: &WorkLoop| {
+        let achieved = wl.achieved_ns(CALIBRATION_NS, 5, 200_000);
+        (wl.k + (achieved - CALIBRATION_NS as f64) / read_ns).clamp(0.0, 4.0)
+    };
     for _ in 0..3 {
-        let achieved = wl.achieved_ns(200, 5, 400_000);
-        wl.k = (wl.k + (achieved - 200.0) / read_ns).clamp(0.0, 4.0);
+        wl.k = estimate(&wl);
     }
+    wl.k = median(5, || estimate(&wl));
     // Two reads and what lies outside them: the least a deadline spin takes.
     wl.short_ns = ((2.0 + wl.k) * read_ns).ceil().min(40.0) as u64;
     wl

@@ -133,6 +133,13 @@ pub fn run_point_with_progress(
         "clock_tsc".into(),
         if Clock::host().is_tsc() { 1.0 } else { 0.0 },
     );
+    // How acquisitions were timed (`NativeEnv`): the clock read at the start of one
+    // in this many, which also times its hold; waits timed from the first failed
+    // attempt, zero when the first attempt succeeded.
+    ctx.extra.insert(
+        "acquisitions_timed_every".into(),
+        env::time_every(shape.cycle_ns) as f64,
+    );
 
     let run = RunOnce {
         job: &job,

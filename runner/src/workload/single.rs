@@ -71,7 +71,7 @@ macro_rules! operation {
         if t0 >= $t.end_ns {
             // Once per run. Telling the compiler so makes the driven loop hot to it,
             // which is what lets it inline the lock code there.
-            std::hint::cold_path();
+            crate::locks::cold_path();
             false
         } else {
             let local = &mut *$t.local;

@@ -176,6 +176,35 @@ pub trait Env {
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
 
+    /// The clock at the start of an acquisition: the workload ends its loop by it, and
+    /// places it in the window. The default (the simulator's) is `now()`; the native
+    /// executor reads the clock only at some starts (see `NativeEnv`).
+    #[inline(always)]
+    fn acquire_start(&self) -> u64 {
+        self.now()
+    }
+    /// Once the lock is held: (grant time, wait). The default is `now()` and the time
+    /// since `start`; natively the wait runs from the first failed attempt (zero if the
+    /// first attempt succeeded).
+    #[inline(always)]
+    fn acquire_granted(&self, start: u64) -> (u64, u64) {
+        let t = self.now();
+        (t, t - start)
+    }
+    /// Before the release: the hold since `granted`, or `None` where this
+    /// acquisition's hold is not timed (natively, most of them). The default times
+    /// every hold.
+    #[inline(always)]
+    fn acquire_held(&self, granted: u64) -> Option<u64> {
+        Some(self.now() - granted)
+    }
+    /// The current acquisition could not be granted at once: natively its wait is
+    /// timed from the first call. `wait_until` (when its first check fails) and
+    /// `pause` imply it; lock code that waits some other way (the real OS mutexes)
+    /// calls it. The simulator times every wait from `acquire_start`: nothing to do.
+    #[inline(always)]
+    fn waiting(&self) {}
+
     // Instrumentation: free in the simulator, and natively kept on lines of their own
     // so that it does not perturb the lock's lines. `lock` indexes the point's locks
     // (0 for a single hot lock; the CPU's index for per-CPU locks).

@@ -24,6 +24,7 @@ use locklab_model::plan::Mode;
 use locklab_model::records::{
     HandoffRecord, PointRecord, RunRecord, SkipCause, ThreadRecord, CDF_QUANTILES,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Histograms resolve 1 ns with 3 significant digits and grow to the largest value
@@ -42,6 +43,21 @@ fn record(h: &mut Histogram<u64>, ns: u64) {
     if h.record(v).is_err() {
         h.saturating_record(v);
     }
+}
+
+/// `h` with `zeros` more waits of zero, as `record` would have recorded them (at 1 ns,
+/// the histograms' least value). Zero waits are counted rather than recorded as they
+/// happen: natively most uncontended acquisitions wait zero, and a histogram update
+/// per acquisition would cost more than the lock.
+fn with_zeros(h: &Histogram<u64>, zeros: u64) -> Cow<'_, Histogram<u64>> {
+    if zeros == 0 {
+        return Cow::Borrowed(h);
+    }
+    let mut h = h.clone();
+    if h.record_n(1, zeros).is_err() {
+        h.saturating_record_n(1, zeros);
+    }
+    Cow::Owned(h)
 }
 
 /// The measured window, in the executor's clock (ns).
@@ -63,8 +79,10 @@ impl Window {
 #[derive(Debug, Clone)]
 struct ClassStats {
     acquisitions: u64,
-    /// Every wait: those that ended in the window and those cut off by its end.
+    /// Every wait above zero: those that ended in the window and those cut off by
+    /// its end; `zero_waits` counts the others (see `with_zeros`).
     wait: Histogram<u64>,
+    zero_waits: u64,
     wait_sum: u128,
     hold_sum: u128,
     holds: u64,
@@ -84,6 +102,7 @@ impl ClassStats {
         ClassStats {
             acquisitions: 0,
             wait: new_hist(),
+            zero_waits: 0,
             wait_sum: 0,
             hold_sum: 0,
             holds: 0,
@@ -95,10 +114,16 @@ impl ClassStats {
         }
     }
 
-    /// One wait: in the histogram and the sums, and in the maxima of its kind.
+    /// One wait: in the histogram (or `zero_waits`) and the sums, and in the maxima
+    /// of its kind.
+    #[inline]
     fn add_wait(&mut self, wait_ns: u64, bypass: u64, censored: bool) {
-        record(&mut self.wait, wait_ns);
-        self.wait_sum += wait_ns as u128;
+        if wait_ns == 0 {
+            self.zero_waits += 1;
+        } else {
+            record(&mut self.wait, wait_ns);
+            self.wait_sum += wait_ns as u128;
+        }
         self.bypass_max = self.bypass_max.max(bypass);
         let m = if censored {
             self.censored += 1;
@@ -116,6 +141,11 @@ impl ClassStats {
             self.censored_max.0 > self.done_max.0,
             self.censored_max.1 > self.done_max.1,
         )
+    }
+
+    /// Every wait of the class, zero waits included.
+    fn waits(&self) -> Cow<'_, Histogram<u64>> {
+        with_zeros(&self.wait, self.zero_waits)
     }
 }
 
@@ -151,6 +181,28 @@ impl Waiting {
     }
 }
 
+/// The waits of the acquisitions handed over from one node.
+#[derive(Debug, Clone)]
+struct Handoffs {
+    count: u64,
+    /// Waits above zero; `zero_waits` counts the others (see `with_zeros`).
+    wait: Histogram<u64>,
+    zero_waits: u64,
+}
+
+impl Handoffs {
+    /// One hand-off, after a wait of `wait_ns`.
+    #[inline]
+    fn add(&mut self, wait_ns: u64) {
+        self.count += 1;
+        if wait_ns == 0 {
+            self.zero_waits += 1;
+        } else {
+            record(&mut self.wait, wait_ns);
+        }
+    }
+}
+
 /// What one thread saw. Recording calls are cheap and allocation-free.
 #[derive(Debug, Clone)]
 pub struct ThreadStats {
@@ -162,7 +214,7 @@ pub struct ThreadStats {
     bypass_sum: u128,
     bypass_n: u64,
     /// Index = previous holder's node; the wait of this thread when handed the lock.
-    handoffs: Vec<Option<(u64, Histogram<u64>)>>,
+    handoffs: Vec<Option<Handoffs>>,
     /// Acquisitions per fairness window (index = (t - start) / fairness_window_ns).
     window_counts: Vec<u32>,
     fairness_window_ns: u64,
@@ -212,6 +264,7 @@ impl ThreadStats {
     }
 
     /// The thread starts waiting (before `acquire`).
+    #[inline]
     pub fn wait(&mut self, w: Waiting) {
         self.waiting = Some(w);
     }
@@ -226,6 +279,7 @@ impl ThreadStats {
     /// end of the window was still running then, and is recorded as cut off there
     /// (the native executor's threads finish their last wait after the window),
     /// unless `record_acquire` records its operation (granted first in the window).
+    #[inline]
     pub fn granted(&mut self, granted_ns: u64, bypass: u64) {
         if let Some(w) = self.waiting {
             let op = w.op_granted_ns.unwrap_or(granted_ns);
@@ -234,6 +288,19 @@ impl ThreadStats {
             }
         }
         self.waiting = None;
+    }
+
+    /// As [`ThreadStats::granted`], for a wait of `wait_ns` up to `granted_ns`: the wait
+    /// began then, not at its announcement. The native executor times a wait from the
+    /// first failed attempt, so a wait whose first attempt succeeded is zero, and is
+    /// never cut off by the end of the window. In the simulator a wait runs from its
+    /// announcement, and this is `granted`.
+    #[inline]
+    pub fn granted_after(&mut self, granted_ns: u64, wait_ns: u64, bypass: u64) {
+        if let Some(w) = &mut self.waiting {
+            w.since_ns = granted_ns.saturating_sub(wait_ns);
+        }
+        self.granted(granted_ns, bypass);
     }
 
     /// Record the wait in progress as cut off by the end of the window: its length up
@@ -257,6 +324,7 @@ impl ThreadStats {
     /// One acquisition (or workload operation) of `class`, granted at `granted_ns`
     /// after waiting `wait_ns`; `bypass` = acquisitions by others while waiting;
     /// `from` = where the lock came from. Ignored outside the measured window.
+    #[inline]
     pub fn record_acquire(
         &mut self,
         class: usize,
@@ -268,6 +336,37 @@ impl ThreadStats {
         if !self.window.contains(granted_ns) {
             return;
         }
+        // Inline, the common native case: a zero wait (counted, not recorded) from a
+        // node seen before, and nothing per fairness window; the rest out of line.
+        // Both paths record through `ClassStats::add_wait` and `Handoffs::add`.
+        if wait_ns != 0 || self.fairness_window_ns != 0 || class >= self.classes.len() {
+            return self.record_acquire_in_full(class, granted_ns, wait_ns, bypass, from);
+        }
+        match from {
+            Handoff::Unheld => {}
+            Handoff::Reacquired => self.classes[class].reacquisitions += 1,
+            Handoff::From(node) => match self.handoffs.get_mut(node as usize) {
+                Some(Some(h)) => h.add(0),
+                _ => return self.record_acquire_in_full(class, granted_ns, 0, bypass, from),
+            },
+        }
+        let c = &mut self.classes[class];
+        c.acquisitions += 1;
+        c.add_wait(0, bypass, false);
+        self.bypass_sum += bypass as u128;
+        self.bypass_n += 1;
+    }
+
+    /// `record_acquire` of a grant in the window, any wait.
+    #[inline(never)]
+    fn record_acquire_in_full(
+        &mut self,
+        class: usize,
+        granted_ns: u64,
+        wait_ns: u64,
+        bypass: u64,
+        from: Handoff,
+    ) {
         let c = &mut self.classes[class];
         c.acquisitions += 1;
         c.add_wait(wait_ns, bypass, false);
@@ -277,13 +376,11 @@ impl ThreadStats {
             Handoff::Unheld => {}
             Handoff::Reacquired => c.reacquisitions += 1,
             Handoff::From(node) => {
-                let i = node as usize;
-                if self.handoffs.len() <= i {
-                    self.handoffs.resize_with(i + 1, || None);
-                }
-                let (n, h) = self.handoffs[i].get_or_insert_with(|| (0, new_hist()));
-                *n += 1;
-                record(h, wait_ns);
+                let h = match self.handoffs.get_mut(node as usize) {
+                    Some(Some(h)) => h,
+                    _ => self.new_handoffs(node as usize),
+                };
+                h.add(wait_ns);
             }
         }
         if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
@@ -291,6 +388,20 @@ impl ThreadStats {
                 *slot += 1;
             }
         }
+    }
+
+    /// The hand-offs from node `i`, created empty (out of line: once per node).
+    #[cold]
+    #[inline(never)]
+    fn new_handoffs(&mut self, i: usize) -> &mut Handoffs {
+        if self.handoffs.len() <= i {
+            self.handoffs.resize_with(i + 1, || None);
+        }
+        self.handoffs[i].get_or_insert_with(|| Handoffs {
+            count: 0,
+            wait: new_hist(),
+            zero_waits: 0,
+        })
     }
 
     /// A hold of `class` that began at `granted_ns` and lasted `hold_ns`.
@@ -420,7 +531,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let (mut done_max, mut censored_max) = ((0u64, 0u64), (0u64, 0u64));
     for t in threads {
         for c in &t.classes {
-            all_wait.add(&c.wait).expect("same histogram bounds");
+            all_wait.add(&*c.waits()).expect("same histogram bounds");
             wait_sum += c.wait_sum;
             hold_sum += c.hold_sum;
             holds += c.holds;
@@ -441,12 +552,13 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let mut table: BTreeMap<(u32, u32), (u64, Histogram<u64>)> = BTreeMap::new();
     for t in threads {
         for (from, slot) in t.handoffs.iter().enumerate() {
-            if let Some((n, h)) = slot {
+            if let Some(h) = slot {
                 let e = table
                     .entry((from as u32, t.node))
                     .or_insert_with(|| (0, new_hist()));
-                e.0 += n;
-                e.1.add(h).expect("same histogram bounds");
+                e.0 += h.count;
+                e.1.add(&*with_zeros(&h.wait, h.zero_waits))
+                    .expect("same histogram bounds");
             }
         }
     }
@@ -571,6 +683,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 continue;
             }
             let (wait_max_censored, bypass_max_censored) = c.max_censored();
+            let waits = c.waits();
             thread_rows.push(ThreadRecord {
                 point: ctx.point,
                 mode: ctx.mode,
@@ -583,15 +696,15 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 waits_censored: c.censored,
                 reacquisitions: c.reacquisitions,
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
-                wait_p50_ns: quantile(&c.wait, 0.5),
-                wait_p99_ns: quantile(&c.wait, 0.99),
-                wait_p999_ns: quantile(&c.wait, 0.999),
-                wait_max_ns: if c.wait.is_empty() {
+                wait_p50_ns: quantile(&waits, 0.5),
+                wait_p99_ns: quantile(&waits, 0.99),
+                wait_p999_ns: quantile(&waits, 0.999),
+                wait_max_ns: if waits.is_empty() {
                     f64::NAN
                 } else {
-                    c.wait.max() as f64
+                    waits.max() as f64
                 },
-                wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, c.wait.len() as f64),
+                wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, waits.len() as f64),
                 hold_mean_ns: nan_if_zero_div(c.hold_sum as f64, c.holds as f64),
                 bypass_max: c.bypass_max as f64,
                 wait_max_censored,
@@ -786,5 +899,54 @@ mod tests {
         assert_eq!(r.point.waits_censored, 0);
         assert_eq!(r.point.acquisitions, 1);
         assert_eq!(r.point.wait_max_ns, 190.0);
+    }
+
+    #[test]
+    fn a_zero_wait_counts_the_same_inline_and_in_full() {
+        // The inline path (no fairness windows, a node seen before) and the full one
+        // record a zero wait alike, beside a censored wait and a real one.
+        let run = |fairness_window_ns| {
+            let mut a = ThreadStats::new(0, 0, window(), &["lock"], fairness_window_ns);
+            a.record_acquire(0, 200, 40, 1, Handoff::From(1));
+            a.record_acquire(0, 300, 0, 4, Handoff::From(1));
+            a.record_acquire(0, 400, 0, 0, Handoff::Reacquired);
+            a.record_acquire(0, 500, 0, 2, Handoff::Unheld);
+            a.wait(Waiting::new(0, 0, 1_090));
+            a.censor(3);
+            summarize(&ctx(), &[a])
+        };
+        let (inline, full) = (run(0), run(500));
+        for r in [&inline, &full] {
+            assert_eq!(r.point.acquisitions, 4);
+            assert_eq!(r.point.waits_censored, 1);
+            assert_eq!(r.point.reacquisitions, 1);
+            assert_eq!(r.point.wait_max_ns, 40.0);
+            assert!(!r.point.wait_max_censored);
+            // The zero wait with 4 grants passing it holds the largest bypass.
+            assert_eq!(r.point.bypass_max, 4.0);
+            assert!(!r.point.bypass_max_censored);
+            // Five waits: 40, three zeros and 10 cut off.
+            assert_eq!(r.point.wait_mean_ns, 10.0);
+            assert_eq!(r.threads[0].wait_mean_ns, 10.0);
+            assert_eq!(r.threads[0].wait_p50_ns, 1.0);
+            assert_eq!(r.handoffs[0].count, 2);
+            assert_eq!(r.handoffs[0].wait_max_ns, 40.0);
+            assert_eq!(r.handoffs[0].wait_p50_ns, 1.0);
+        }
+    }
+
+    #[test]
+    fn a_wait_timed_from_its_first_failed_attempt_is_cut_off_from_there() {
+        // Natively a wait runs from the first failed attempt, later than the wait's
+        // announcement, and is zero when the first attempt succeeds.
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0);
+        a.wait(Waiting::new(0, 0, 1_000));
+        a.granted_after(1_150, 0, 0); // granted at once, after the window
+        a.wait(Waiting::new(0, 0, 900));
+        a.granted_after(1_300, 250, 2); // waiting from 1050
+        let r = summarize(&ctx(), &[a]);
+        assert_eq!(r.point.waits_censored, 1);
+        assert_eq!(r.point.wait_max_ns, 50.0);
+        assert_eq!(r.point.bypass_max, 2.0);
     }
 }

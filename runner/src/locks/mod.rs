@@ -62,6 +62,9 @@ pub mod ttas;
 
 use crate::env::{Env, LineAlloc};
 use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// What every lock offers; workloads are generic over it. A lock is owned data that
 /// threads share (the native executor's, loom's): `Send + Sync + 'static`.
@@ -170,6 +173,15 @@ pub struct LocalState {
     /// Per lock: whether it is FIFO from a doorway (seen once this thread passed one),
     /// and whether the current wait has passed it.
     doorways: Vec<(bool, bool)>,
+    /// Stand in for an entry beyond `nlocks` (see `entry`).
+    spare: u64,
+    spare_doorway: (bool, bool),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Entry {
+    Slot,
+    Arrival,
 }
 
 impl LocalState {
@@ -180,6 +192,8 @@ impl LocalState {
             slots: vec![0; nlocks],
             arrivals: vec![0; nlocks],
             doorways: vec![(false, false); nlocks],
+            spare: 0,
+            spare_doorway: (false, false),
         }
     }
 
@@ -188,22 +202,28 @@ impl LocalState {
     /// doorway (the ticket fetch-add, the tail swap), because FIFO order is defined from the
     /// doorway: a thread preempted between arriving and its doorway is not overtaken
     /// by the threads that entered the queue first, it simply entered later.
+    #[inline]
     pub fn arrive<E: Env>(&mut self, env: &E, lock: usize) {
         self.mark(env, lock, false);
     }
 
     /// Marks this thread's passing the doorway of FIFO `lock` (see [`Self::arrive`]).
+    #[inline]
     pub fn doorway<E: Env>(&mut self, env: &E, lock: usize) {
         self.mark(env, lock, true);
     }
 
+    #[inline(always)]
     fn mark<E: Env>(&mut self, env: &E, lock: usize, doorway: bool) {
-        if self.arrivals.len() <= lock {
-            self.arrivals.resize(lock + 1, 0);
-            self.doorways.resize(lock + 1, (false, false));
-        }
-        self.arrivals[lock] = env.grants(lock);
-        let d = &mut self.doorways[lock];
+        let g = env.grants(lock);
+        *self.entry(Entry::Arrival, lock) = g;
+        let d = match self.doorways.get_mut(lock) {
+            Some(d) => d,
+            None => {
+                cold_path();
+                &mut self.spare_doorway
+            }
+        };
         *d = (d.0 || doorway, doorway);
     }
 
@@ -226,11 +246,63 @@ impl LocalState {
         self.tid
     }
 
+    #[inline]
     fn slot(&mut self, lock: usize) -> &mut u64 {
-        if self.slots.len() <= lock {
-            self.slots.resize(lock + 1, 0);
+        self.entry(Entry::Slot, lock)
+    }
+
+    /// Lock `lock`'s entry of one kind. A lock beyond those the state was built for is
+    /// the caller's error (`new`'s `nlocks`): debug builds stop there; release builds
+    /// use a spare entry rather than panic or grow, because either would keep the
+    /// lock code from being inlined into the native measured loop (a panic that
+    /// unwinds gives every lock a landing pad, and a call to grow costs as much).
+    #[inline(always)]
+    fn entry(&mut self, kind: Entry, lock: usize) -> &mut u64 {
+        let v = match kind {
+            Entry::Slot => &mut self.slots,
+            Entry::Arrival => &mut self.arrivals,
+        };
+        debug_assert!(
+            lock < v.len(),
+            "lock {lock} of a LocalState built for {}",
+            v.len()
+        );
+        match v.get_mut(lock) {
+            Some(e) => e,
+            None => {
+                // A branch, not a select: the entry's address is then known early.
+                cold_path();
+                &mut self.spare
+            }
         }
-        &mut self.slots[lock]
+    }
+}
+
+/// Marks the branch that calls it as rarely taken (`std::hint::cold_path`, which is
+/// newer than the Rust this crate supports): a call to an empty cold function.
+#[cold]
+#[inline(never)]
+pub(crate) fn cold_path() {}
+
+/// `f`, polled out of line: a lock's slow path, kept out of its fast path as the
+/// kernel keeps `queued_spin_lock_slowpath` out of `queued_spin_lock`. Awaited
+/// directly, an `async fn` called from one place is always inlined into its caller,
+/// and a fast path that holds its slow path is too big to be inlined into the
+/// measured loop natively. The simulator does not care.
+pub(crate) fn out_of_line<F: Future>(f: F) -> OutOfLine<F> {
+    OutOfLine(f)
+}
+
+/// See [`out_of_line`].
+pub(crate) struct OutOfLine<F>(F);
+
+impl<F: Future> Future for OutOfLine<F> {
+    type Output = F::Output;
+
+    #[inline(never)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: structural pinning: the inner future is never moved out of `self`.
+        unsafe { self.map_unchecked_mut(|s| &mut s.0) }.poll(cx)
     }
 }
 

@@ -243,6 +243,7 @@ impl Lock for OsLock {
             if self.real_try() {
                 return;
             }
+            env.waiting();
             env.fetch_add(self.waiters, 1, Relaxed).await;
             self.real_lock();
             env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;

@@ -23,7 +23,7 @@
 //!
 //! A thread has one node per lock (the kernel has four per CPU for nesting contexts).
 
-use super::{LocalState, Lock, Site};
+use super::{out_of_line, LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
@@ -213,10 +213,10 @@ impl<H: Hooks> Qspinlock<H> {
 
 impl<H: Hooks> Lock for Qspinlock<H> {
     async fn acquire<E: Env>(&self, env: &E, _: &mut LocalState) {
-        // Fast path: 0,0,0 -> 0,0,1.
+        // Fast path: 0,0,0 -> 0,0,1; the slow path out of line, as in the kernel.
         match env.cas(self.lock, 0, LOCKED, Acquire).await {
             Ok(_) => {}
-            Err(val) => self.slowpath(env, val).await,
+            Err(val) => out_of_line(self.slowpath(env, val)).await,
         }
     }
 

@@ -33,7 +33,7 @@ impl Lock for Ticket {
         // previous holder's Release store.
         let me = env.fetch_add(self.next, 1, Relaxed).await;
         local.doorway(env, self.id);
-        env.wait_until(self.owner, Acquire, |v| v == me).await;
+        env.wait_until(self.owner, Acquire, move |v| v == me).await;
     }
 
     async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {

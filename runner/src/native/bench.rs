@@ -2,21 +2,22 @@
 //! harness adds around it, and what writing locks as `async` over `Env` costs
 //! compared with a plain hand-written lock. Single thread, the calling thread's CPU.
 
-use super::{block_on, work_loop, Arena, Clock, EnvConfig, NativeEnv, Spin};
+use super::{block_on, calibrate, Arena, BlockOn, Clock, EnvConfig, NativeEnv, Spin, WorkLoop};
 use crate::env::{Env, LineAlloc};
 use crate::locks::{catalogue, with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{ThreadStats, Window};
 use crate::workload::{self, Locks};
 use locklab_model::plan::{Dist, LockAlgo, Workload};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-fn env(arena: &Arena) -> NativeEnv<'_> {
+fn env<'a>(arena: &'a Arena, work: &WorkLoop) -> NativeEnv<'a> {
     let config = EnvConfig {
         clock: Clock::host(),
         seed: 1,
         spin: Spin::Pure,
-        work: work_loop(),
+        work: *work,
+        time_every: super::env::time_every(0.0),
     };
     NativeEnv::new(arena, 0, 1, 0, config)
 }
@@ -26,18 +27,18 @@ const ALONE: Site = Site { id: 0, nthreads: 1 };
 
 /// ns per uncontended acquire + release of `algo` (best of three rounds of `iters`),
 /// the algorithm's own type (as the workloads run it).
-pub fn uncontended(algo: &LockAlgo, iters: u64) -> f64 {
-    struct Uncontended(u64);
-    impl LockVisitor for Uncontended {
+pub fn uncontended(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
+    struct Uncontended<'a>(&'a WorkLoop, u64);
+    impl LockVisitor for Uncontended<'_> {
         type Output = f64;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
             let mut alloc = LineAlloc::new();
             let lock = make(&mut alloc, ALONE);
             let arena = Arena::new(alloc.count() as usize, 1);
-            time_lock(&lock, &env(&arena), self.0)
+            time_lock(&lock, &env(&arena, self.0), self.1)
         }
     }
-    with_lock(algo, Uncontended(iters))
+    with_lock(algo, Uncontended(work, iters))
 }
 
 #[inline(never)]
@@ -46,12 +47,10 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = Instant::now();
-        block_on(async {
-            for _ in 0..iters {
-                lock.acquire(env, &mut local).await;
-                lock.release(env, &mut local).await;
-            }
-        });
+        for _ in 0..iters {
+            block_on(lock.acquire(env, &mut local));
+            block_on(lock.release(env, &mut local));
+        }
         best = best.min(t.elapsed().as_nanos() as f64 / iters.max(1) as f64);
     }
     best
@@ -60,12 +59,12 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
 /// ns per iteration of the single-lock workload loop with an empty critical section
 /// and no outside work: the lock plus the harness (clock reads, grant counters,
 /// histogram recording). Runs for about `iters` × 50 ns.
-pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
-    struct Harness(u64);
-    impl LockVisitor for Harness {
+pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
+    struct Harness<'a>(&'a WorkLoop, u64);
+    impl LockVisitor for Harness<'_> {
         type Output = f64;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
-            let iters = self.0;
+            let iters = self.1;
             let w = Workload::SingleLock {
                 critical: Dist::Fixed { ns: 0 },
                 outside: Dist::Fixed { ns: 0 },
@@ -75,7 +74,7 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
             let mut alloc = LineAlloc::new();
             let locks = Locks::build(&shape, 1, &mut alloc, make);
             let arena = Arena::new(alloc.count() as usize, locks.len());
-            let env = env(&arena);
+            let env = env(&arena, self.0);
             // One LocalState for the thread's whole use of the locks (CLH nodes change
             // hands).
             let mut local = LocalState::new(0, locks.len());
@@ -88,43 +87,120 @@ pub fn harness(algo: &LockAlgo, iters: u64) -> f64 {
                     end_ns: end,
                 };
                 let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0);
-                let ops = block_on(workload::run_thread(
-                    &w, &locks, &env, &mut local, &mut stats, end,
-                ));
+                let ops =
+                    workload::drive_thread(&BlockOn, &w, &locks, &env, &mut local, &mut stats, end);
                 let took = env.now() - start;
                 best = best.min(took as f64 / ops.max(1) as f64);
             }
             best
         }
     }
-    with_lock(algo, Harness(iters))
+    with_lock(algo, Harness(work, iters))
 }
 
-/// A ticket lock written by hand on std atomics, no `Env`, no `async`: the reference
-/// for what the `Env` abstraction costs.
-pub fn plain_ticket(iters: u64) -> f64 {
-    #[repr(align(128))]
-    struct T {
-        next: AtomicU64,
-        owner: AtomicU64,
+/// A line of its own for a hand-written lock's words.
+#[repr(align(128))]
+#[derive(Default)]
+struct Line {
+    a: AtomicU64,
+    b: AtomicU64,
+}
+
+/// The three locks written by hand on std atomics, no `Env`, no `async`: the
+/// reference for what the `Env` abstraction costs. The same words on lines of their
+/// own, the same orderings, and the same memory accesses as the `Env` versions,
+/// including the FIFO locks' mark of their doorway for `bypass` (`LocalState::arrive`:
+/// the grant count read from an instrumentation line and kept; about 2 ns here).
+pub mod plain {
+    use super::{best_of_three, Line};
+    use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
+
+    /// Lines and thread state on the heap, where a run's arena and `LocalState` are
+    /// (on the stack the same accesses measured 2 ns less per acquisition here).
+    fn lines<const N: usize>() -> Box<[Line; N]> {
+        let lines = Box::new(std::array::from_fn(|_| Line::default()));
+        // Shared with others as far as the compiler knows, like the arena's lines.
+        std::hint::black_box(&*lines);
+        lines
     }
-    let t = T {
-        next: AtomicU64::new(0),
-        owner: AtomicU64::new(0),
-    };
-    best_of_three(iters, || {
-        for _ in 0..iters {
-            let me = t.next.fetch_add(1, Ordering::Relaxed);
-            while t.owner.load(Ordering::Acquire) != me {
-                std::hint::spin_loop();
+
+    /// The doorway mark: the lock's grant count, as this thread's arrival.
+    #[inline(always)]
+    fn arrive(grants: &Line, arrival: &mut u64) {
+        // Volatile: kept like the Env version's, not folded out of the loop.
+        // SAFETY: a valid, exclusive reference.
+        unsafe { std::ptr::write_volatile(arrival, grants.a.load(Relaxed)) };
+    }
+
+    /// Test-and-set: swap until it returns 0; release stores 0.
+    pub fn tas(iters: u64) -> f64 {
+        let [l] = &*lines::<1>();
+        best_of_three(iters, &mut || {
+            for _ in 0..iters {
+                while l.a.swap(1, Acquire) != 0 {
+                    std::hint::spin_loop();
+                }
+                l.a.store(0, Release);
             }
-            let o = t.owner.load(Ordering::Relaxed);
-            t.owner.store(o + 1, Ordering::Release);
-        }
-    })
+        })
+    }
+
+    /// Ticket: fetch-add `next`, wait for `owner`; release increments `owner`.
+    pub fn ticket(iters: u64) -> f64 {
+        let [l, grants] = &*lines::<2>();
+        let mut arrival = Box::new(0);
+        best_of_three(iters, &mut || {
+            for _ in 0..iters {
+                let me = l.a.fetch_add(1, Relaxed);
+                arrive(grants, &mut arrival);
+                while l.b.load(Acquire) != me {
+                    std::hint::spin_loop();
+                }
+                let o = l.b.load(Relaxed);
+                l.b.store(o + 1, Release);
+            }
+        })
+    }
+
+    /// MCS: a tail word and one node line per thread (next, locked), pointers being
+    /// thread ids + 1, as in `locks::mcs`.
+    pub fn mcs(iters: u64) -> f64 {
+        let [tail, grants, nodes @ ..] = &*lines::<4>();
+        let mut arrival = Box::new(0);
+        let node = |p: u64| &nodes[p as usize - 1];
+        let me = 1;
+        best_of_three(iters, &mut || {
+            for _ in 0..iters {
+                // acquire
+                let n = node(me);
+                n.a.store(0, Relaxed);
+                n.b.store(1, Relaxed);
+                let prev = tail.a.swap(me, AcqRel);
+                arrive(grants, &mut arrival);
+                if prev != 0 {
+                    node(prev).a.store(me, Release);
+                    while n.b.load(Acquire) != 0 {
+                        std::hint::spin_loop();
+                    }
+                }
+                // release
+                let mut next = n.a.load(Acquire);
+                if next == 0 {
+                    if tail.a.compare_exchange(me, 0, Release, Relaxed).is_ok() {
+                        continue;
+                    }
+                    while next == 0 {
+                        std::hint::spin_loop();
+                        next = n.a.load(Acquire);
+                    }
+                }
+                node(next).b.store(0, Release);
+            }
+        })
+    }
 }
 
-fn best_of_three(iters: u64, mut f: impl FnMut()) -> f64 {
+fn best_of_three(iters: u64, f: &mut dyn FnMut()) -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..3 {
         let t = Instant::now();
@@ -145,13 +221,13 @@ pub struct Row {
 }
 
 /// One row per lock of `locks::catalogue`.
-pub fn rows(iters: u64) -> Vec<Row> {
+pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
     catalogue()
         .into_iter()
         .map(|(name, a)| Row {
             lock: name.into(),
-            lock_ns: uncontended(&a, iters),
-            harness_ns: harness(&a, iters / 4),
+            lock_ns: uncontended(work, &a, iters),
+            harness_ns: harness(work, &a, iters / 4),
         })
         .collect()
 }
@@ -159,7 +235,7 @@ pub fn rows(iters: u64) -> Vec<Row> {
 /// The text `locklab bench native` prints.
 pub fn report(iters: u64) -> String {
     let iters = iters.max(1_000);
-    let wl = work_loop();
+    let work = calibrate();
     let mut s = String::new();
     s.push_str(&format!(
         "native, single thread, {iters} iterations per round, best of 3 rounds; clock: {}\n\n",
@@ -170,30 +246,55 @@ pub fn report(iters: u64) -> String {
         }
     ));
     s.push_str(&format!(
-        "{:<18} {:>14} {:>16} {:>14}\n",
-        "lock", "acq+rel ns", "harness iter ns", "harness adds"
+        "{:<18} {:>12} {:>16} {:>14} {:>12}\n",
+        "lock", "acq+rel ns", "harness iter ns", "harness adds", "harness M/s"
     ));
-    for r in rows(iters) {
+    for r in rows(&work, iters) {
         s.push_str(&format!(
-            "{:<18} {:>14.1} {:>16.1} {:>14.1}\n",
+            "{:<18} {:>12.1} {:>16.1} {:>14.1} {:>12.1}\n",
             r.lock,
             r.lock_ns,
             r.harness_ns,
-            r.harness_ns - r.lock_ns
+            r.harness_ns - r.lock_ns,
+            1e3 / r.harness_ns
         ));
     }
-    let plain = plain_ticket(iters);
-    let asy = uncontended(&LockAlgo::Ticket, iters);
+    s.push_str(
+        "\nthe same algorithm written plainly on std atomics vs as async over Env \
+         (best of 5 alternations of 3 rounds each):\n",
+    );
+    // (name, the hand-written lock: ns per acquire + release of `iters`, the Env one)
+    type Pair = (&'static str, fn(u64) -> f64, LockAlgo);
+    let pairs: [Pair; 3] = [
+        ("tas", plain::tas, LockAlgo::Tas),
+        ("ticket", plain::ticket, LockAlgo::Ticket),
+        ("mcs", plain::mcs, LockAlgo::Mcs),
+    ];
+    for (name, plain, algo) in pairs {
+        // Alternate, so that both see the machine's slow and fast spells alike.
+        let (mut p, mut e) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..5 {
+            p = p.min(plain(iters));
+            e = e.min(uncontended(&work, &algo, iters));
+        }
+        s.push_str(&format!(
+            "{name:<8} plain {p:>6.1} ns, over Env {e:>6.1} ns (ratio {:.2})\n",
+            e / p
+        ));
+    }
     s.push_str(&format!(
-        "\nticket written plainly on std atomics: {plain:.1} ns; as async over Env: {asy:.1} ns (ratio {:.2})\n",
-        asy / plain
+        "\nwork loop: a clock read takes {:.1} ns, a call costs {:.2} reads besides; below {} ns it counts\n",
+        work.read_ns(),
+        work.k(),
+        work.short_ns()
     ));
-    s.push_str(&format!(
-        "work loop: {:.3} iterations/ns; work(100ns) takes {:.1} ns, work(1us) {:.1} ns\n",
-        wl.iters_per_ns(),
-        wl.achieved_ns(100),
-        wl.achieved_ns(1_000)
-    ));
+    for ns in [50, 100, 200, 1_000] {
+        let a = work.achieved_ns(ns, 9, 1_000_000);
+        s.push_str(&format!(
+            "work({ns} ns) takes {a:.1} ns (achieved/nominal {:.3})\n",
+            a / ns as f64
+        ));
+    }
     s
 }
 

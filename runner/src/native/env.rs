@@ -2,23 +2,52 @@
 //! complete: the operation is the real atomic instruction, `wait_until` spins in place
 //! (`spin_loop`), `work` is a calibrated spin. [`block_on`] polls such a future once.
 
-use super::arena::Arena;
-use super::calibrate::WorkLoop;
+use super::arena::{Arena, AtomicU64, LineView};
+use super::calibrate::{WorkLoop, WorkState};
 use crate::env::{Addr, Env, Grant, Handoff, Word};
 use crate::rng::SplitMix64;
 use std::cell::Cell;
-use std::future::{ready, Future};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 /// Run a future whose `Env` operations are all native (always ready).
+#[inline(always)]
 pub fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
     let mut cx = Context::from_waker(Waker::noop());
     match f.as_mut().poll(&mut cx) {
         Poll::Ready(v) => v,
         Poll::Pending => unreachable!("native Env futures complete when first polled"),
+    }
+}
+
+/// [`block_on`] as a `workload::Drive`.
+#[derive(Debug, Clone, Copy)]
+pub struct BlockOn;
+
+impl crate::workload::Drive for BlockOn {
+    #[inline(always)]
+    fn drive<F: Future>(&self, f: F) -> F::Output {
+        block_on(f)
+    }
+}
+
+/// The future of a native `Env` operation: the operation has already happened, this
+/// only hands back its result. Unlike `std::future::Ready` it holds the value itself,
+/// not an `Option` taken at the first poll, so polling it has no "polled twice" panic
+/// path: an `.await` on it compiles to nothing, and the lock code around it stays small
+/// enough to be inlined into the measured loop.
+#[derive(Debug, Clone, Copy)]
+pub struct Done<T: Copy>(T);
+
+impl<T: Copy> Future for Done<T> {
+    type Output = T;
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<T> {
+        Poll::Ready(self.0)
     }
 }
 
@@ -84,9 +113,10 @@ pub mod tsc {
         ns_per_tick: f64,
     }
 
+    /// The TSC now (0 where there is none).
     #[cfg(target_arch = "x86_64")]
-    #[inline]
-    fn read() -> u64 {
+    #[inline(always)]
+    pub(crate) fn read() -> u64 {
         #[allow(unused_unsafe)]
         // SAFETY: rdtsc has no preconditions on x86_64.
         unsafe {
@@ -95,8 +125,8 @@ pub mod tsc {
     }
 
     #[cfg(not(target_arch = "x86_64"))]
-    #[inline]
-    fn read() -> u64 {
+    #[inline(always)]
+    pub(crate) fn read() -> u64 {
         0
     }
 
@@ -218,22 +248,65 @@ pub struct EnvConfig {
     pub spin: Spin,
     /// The calibrated loop behind `Env::work`.
     pub work: WorkLoop,
+    /// Read the clock at the start of one acquisition in this many, and time that
+    /// one's grant and hold (1: every acquisition). See [`NativeEnv`]'s timing.
+    pub time_every: u32,
 }
 
+/// `EnvConfig::time_every` for a workload whose nominal cycle (one acquisition and
+/// the work around it) is `cycle_ns`: the clock is read about every 20 µs, at least
+/// once in 64 acquisitions. 20 µs keeps the loop's end and the window's edges (and
+/// fairness windows of a millisecond or more) exact to a few percent of a
+/// millisecond; 64 makes the reads cost a fraction of a nanosecond per acquisition.
+pub fn time_every(cycle_ns: f64) -> u32 {
+    (20_000.0 / cycle_ns.max(1.0)).clamp(1.0, 64.0) as u32
+}
+
+/// A native thread's `Env`: real atomics on the run's arena, the real clock.
+///
+/// Acquisitions are timed the cheap way (`Env::acquire_start` and its siblings): a
+/// clock read costs 12–25 ns on common virtual machines, more than an uncontended
+/// lock, so the clock is read at the start of one acquisition in `time_every` (the
+/// others reuse that reading to end the loop and place the grant in the window), a
+/// wait is timed only when the first attempt failed (from the first failed check,
+/// marked by `wait_until`'s waiting path, `pause` or [`Env::waiting`], to the grant;
+/// an acquisition whose first attempt succeeds waited zero), and holds are timed on
+/// the acquisitions whose start read the clock.
+///
+/// Its mutable state is boxed ([`ThreadState`]), so that `NativeEnv` holds no `Cell`
+/// itself: a `&NativeEnv` is then read-only to the compiler, which keeps the arena's
+/// base and mask in registers across the lock's atomics instead of reloading them.
 // Under loom, waits yield to the model checker instead of spinning.
 #[cfg_attr(loom, allow(dead_code))]
 pub struct NativeEnv<'a> {
-    arena: &'a Arena,
+    /// The arena's lines and instrumentation lines, held by value (see `LineView`).
+    lines: LineView<'a>,
+    instr: LineView<'a>,
     tid: usize,
     nthreads: usize,
     node: u32,
     clock: Clock,
-    rng: Cell<SplitMix64>,
     spin: Spin,
     work: WorkLoop,
+    time_every: u32,
+    state: Box<ThreadState>,
+}
+
+/// What a native thread's `Env` changes as it runs.
+struct ThreadState {
+    rng: Cell<SplitMix64>,
     pauses: Cell<u32>,
     ticks: Cell<u64>,
-    pub(crate) marks: Option<CpuMarks>,
+    marks: Option<CpuMarks>,
+    work: WorkState,
+    /// The clock at the current acquisition's first failed attempt.
+    wait_from: Cell<Option<u64>>,
+    /// The last clock reading of `acquire_start` or `acquire_granted`.
+    last: Cell<u64>,
+    /// Acquisitions until the next one whose start reads the clock.
+    countdown: Cell<u32>,
+    /// The current acquisition's start read the clock: its grant and hold are timed.
+    timed: Cell<bool>,
 }
 
 impl<'a> NativeEnv<'a> {
@@ -247,28 +320,38 @@ impl<'a> NativeEnv<'a> {
     ) -> Self {
         let seed = config.seed ^ (tid as u64).wrapping_mul(0xd1b5_4a32_d192_ed03);
         NativeEnv {
-            arena,
+            lines: arena.lines(),
+            instr: arena.instr(),
             tid,
             nthreads,
             node,
             clock: config.clock,
-            rng: Cell::new(SplitMix64::new(seed)),
             spin: config.spin,
             work: config.work,
-            pauses: Cell::new(0),
-            ticks: Cell::new(0),
-            marks: None,
+            time_every: config.time_every.max(1),
+            state: Box::new(ThreadState {
+                rng: Cell::new(SplitMix64::new(seed)),
+                pauses: Cell::new(0),
+                ticks: Cell::new(0),
+                marks: None,
+                work: config.work.state(),
+                wait_from: Cell::new(None),
+                last: Cell::new(0),
+                countdown: Cell::new(0),
+                timed: Cell::new(true),
+            }),
         }
     }
 
     /// A thread for tests and examples: real clock, node 0, seed = tid, yielding
-    /// waits (safe when oversubscribed), uncalibrated `work`.
+    /// waits (safe when oversubscribed), uncalibrated `work`, every acquisition timed.
     pub fn for_test(arena: &'a Arena, tid: usize, nthreads: usize) -> Self {
         let config = EnvConfig {
             clock: Clock::Real(Instant::now()),
             seed: tid as u64,
             spin: Spin::YieldAfter(64),
             work: WorkLoop::uncalibrated(),
+            time_every: 1,
         };
         Self::new(arena, tid, nthreads, 0, config)
     }
@@ -284,7 +367,66 @@ impl<'a> NativeEnv<'a> {
         self
     }
 
-    #[inline]
+    /// Record CPU time and preemptions when the clock crosses the window's edges.
+    pub(crate) fn set_marks(&mut self, marks: CpuMarks) {
+        self.state.marks = Some(marks);
+    }
+
+    pub(crate) fn marks(&self) -> Option<&CpuMarks> {
+        self.state.marks.as_ref()
+    }
+
+    /// The clock, without the window marks `now()` also checks.
+    #[inline(always)]
+    fn read_clock(&self) -> u64 {
+        match self.clock {
+            Clock::Real(base) => base.elapsed().as_nanos() as u64,
+            Clock::Tsc(b) => b.ns(),
+            Clock::Fixed(t) => t,
+            Clock::Ticks(step) => {
+                let t = self.state.ticks.get() + step;
+                self.state.ticks.set(t);
+                t
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn word(&self, a: Addr) -> &'a AtomicU64 {
+        self.lines.word(a.line as usize, a.word as usize)
+    }
+
+    /// Waits until `pred` holds for `w`; its first check failed, so the acquisition
+    /// waits from here. Out of line (see `wait_until`); `o` is never a store
+    /// ordering, which keeps the load's "invalid ordering" panic, and an unwinding
+    /// path, out of the loop.
+    #[inline(never)]
+    fn spin_until<P: Fn(Word) -> bool>(&self, w: &AtomicU64, o: Ordering, pred: P) -> Word {
+        self.waiting();
+        let o = match o {
+            Ordering::Release => Ordering::Relaxed,
+            Ordering::AcqRel => Ordering::Acquire,
+            o => o,
+        };
+        loop {
+            self.relax();
+            let v = w.load(o);
+            if pred(v) {
+                return v;
+            }
+        }
+    }
+
+    /// `Env::pause`, out of line: a pause instruction takes tens of cycles anyway, and
+    /// the call keeps backoff loops small enough to inline. Lock code pauses only
+    /// after an attempt failed, so the acquisition waits from here.
+    #[inline(never)]
+    fn backoff(&self) {
+        self.waiting();
+        self.relax();
+    }
+
+    #[inline(always)]
     fn relax(&self) {
         #[cfg(loom)]
         loom::thread::yield_now();
@@ -292,15 +434,25 @@ impl<'a> NativeEnv<'a> {
         {
             std::hint::spin_loop();
             if let Spin::YieldAfter(n) = self.spin {
-                let p = self.pauses.get() + 1;
-                if p >= n {
-                    self.pauses.set(0);
-                    std::thread::yield_now();
-                } else {
-                    self.pauses.set(p);
-                }
+                count_pause(&self.state.pauses, n);
             }
         }
+    }
+}
+
+/// The yielding spin's bookkeeping, out of line and unable to unwind (`extern "C"`):
+/// only oversubscribed tests use it, and anything inline or unwinding in a wait loop
+/// keeps the lock code around it from being inlined into the measured loop.
+#[cfg_attr(loom, allow(dead_code))]
+#[cold]
+#[inline(never)]
+extern "C" fn count_pause(pauses: &Cell<u32>, n: u32) {
+    let p = pauses.get() + 1;
+    if p >= n {
+        pauses.set(0);
+        std::thread::yield_now();
+    } else {
+        pauses.set(p);
     }
 }
 
@@ -315,52 +467,94 @@ fn failure_ordering(o: Ordering) -> Ordering {
 impl Env for NativeEnv<'_> {
     const NATIVE: bool = true;
 
+    #[inline(always)]
     fn tid(&self) -> usize {
         self.tid
     }
 
+    #[inline(always)]
     fn nthreads(&self) -> usize {
         self.nthreads
     }
 
+    #[inline(always)]
     fn node(&self) -> u32 {
         self.node
     }
 
     #[inline]
     fn now(&self) -> u64 {
-        let t = match self.clock {
-            Clock::Real(base) => base.elapsed().as_nanos() as u64,
-            Clock::Tsc(b) => b.ns(),
-            Clock::Fixed(t) => t,
-            Clock::Ticks(step) => {
-                let t = self.ticks.get() + step;
-                self.ticks.set(t);
-                t
-            }
-        };
-        if let Some(m) = &self.marks {
+        let t = self.read_clock();
+        if let Some(m) = &self.state.marks {
             m.observe(t);
         }
         t
     }
 
+    #[inline(always)]
     fn random(&self) -> u64 {
-        let mut r = self.rng.get();
+        let mut r = self.state.rng.get();
         let v = r.next_u64();
-        self.rng.set(r);
+        self.state.rng.set(r);
         v
+    }
+
+    #[inline(always)]
+    fn acquire_start(&self) -> u64 {
+        let s = &*self.state;
+        s.wait_from.set(None);
+        let left = s.countdown.get();
+        if left > 1 {
+            s.countdown.set(left - 1);
+            s.timed.set(false);
+            return s.last.get();
+        }
+        s.countdown.set(self.time_every);
+        s.timed.set(true);
+        let t = self.now();
+        s.last.set(t);
+        t
+    }
+
+    #[inline(always)]
+    fn acquire_granted(&self, _start: u64) -> (u64, u64) {
+        let s = &*self.state;
+        match s.wait_from.get() {
+            Some(from) => {
+                let t = self.now();
+                s.last.set(t);
+                (t, t.saturating_sub(from))
+            }
+            None if s.timed.get() => (self.now(), 0),
+            None => (s.last.get(), 0),
+        }
+    }
+
+    #[inline(always)]
+    fn acquire_held(&self, granted: u64) -> Option<u64> {
+        self.state
+            .timed
+            .get()
+            .then(|| self.now().saturating_sub(granted))
+    }
+
+    #[inline(always)]
+    fn waiting(&self) {
+        let w = &self.state.wait_from;
+        if w.get().is_none() {
+            w.set(Some(self.read_clock()));
+        }
     }
 
     #[inline]
     fn load(&self, a: Addr, o: Ordering) -> impl Future<Output = Word> {
-        ready(self.arena.word(a).load(o))
+        Done(self.word(a).load(o))
     }
 
     #[inline]
     fn store(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = ()> {
-        self.arena.word(a).store(v, o);
-        ready(())
+        self.word(a).store(v, o);
+        Done(())
     }
 
     #[inline]
@@ -376,12 +570,12 @@ impl Env for NativeEnv<'_> {
                 Ordering::Release => Ordering::Relaxed,
                 o => o,
             };
-            let cur = self.arena.word(a).load(lo);
+            let cur = self.word(a).load(lo);
             if cur == v {
-                return ready(cur);
+                return Done(cur);
             }
         }
-        ready(self.arena.word(a).swap(v, o))
+        Done(self.word(a).swap(v, o))
     }
 
     #[inline]
@@ -392,26 +586,25 @@ impl Env for NativeEnv<'_> {
         new: Word,
         o: Ordering,
     ) -> impl Future<Output = Result<Word, Word>> {
-        ready(
-            self.arena
-                .word(a)
+        Done(
+            self.word(a)
                 .compare_exchange(old, new, o, failure_ordering(o)),
         )
     }
 
     #[inline]
     fn fetch_add(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
-        ready(self.arena.word(a).fetch_add(v, o))
+        Done(self.word(a).fetch_add(v, o))
     }
 
     #[inline]
     fn fetch_or(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
-        ready(self.arena.word(a).fetch_or(v, o))
+        Done(self.word(a).fetch_or(v, o))
     }
 
     #[inline]
     fn fetch_and(&self, a: Addr, v: Word, o: Ordering) -> impl Future<Output = Word> {
-        ready(self.arena.word(a).fetch_and(v, o))
+        Done(self.word(a).fetch_and(v, o))
     }
 
     #[inline]
@@ -421,39 +614,41 @@ impl Env for NativeEnv<'_> {
         o: Ordering,
         pred: P,
     ) -> impl Future<Output = Word> {
-        let w = self.arena.word(a);
-        loop {
-            let v = w.load(o);
-            if pred(v) {
-                return ready(v);
-            }
-            self.relax();
+        // The first check inline (an uncontended lock passes it), the waiting out of
+        // line: a loop here made the lock code around it too big to inline.
+        let w = self.word(a);
+        let v = w.load(o);
+        if pred(v) {
+            return Done(v);
         }
+        Done(self.spin_until(w, o, pred))
     }
 
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
-        self.work.spin(ns);
-        ready(())
+        self.work.spin(ns, &self.state.work);
+        Done(())
     }
 
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
-        self.relax();
-        ready(())
+        self.backoff();
+        Done(())
     }
 
+    #[inline(always)]
     fn grants(&self, lock: usize) -> u64 {
-        self.arena.instr(lock, 0).load(Ordering::Relaxed)
+        self.instr.word(lock, 0).load(Ordering::Relaxed)
     }
 
+    #[inline(always)]
     fn note_grant(&self, lock: usize) -> Grant {
         // Only the holder writes these words, so load + store (no RMW) is enough.
-        let g = self.arena.instr(lock, 0);
+        let g = self.instr.word(lock, 0);
         let before = g.load(Ordering::Relaxed);
         g.store(before + 1, Ordering::Relaxed);
         // The last holder: thread id + 1 in the high half, node in the low (0: none).
-        let last = self.arena.instr(lock, 1);
+        let last = self.instr.word(lock, 1);
         let prev = last.load(Ordering::Relaxed);
         last.store(
             ((self.tid as u64 + 1) << 32) | self.node as u64,

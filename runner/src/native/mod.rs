@@ -28,8 +28,8 @@ pub mod pin;
 pub mod wakeup;
 
 pub use arena::Arena;
-pub use calibrate::{work_loop, WorkLoop};
-pub use env::{block_on, thread_cpu_ns, Clock, EnvConfig, NativeEnv, Spin};
+pub use calibrate::{calibrate, WorkLoop};
+pub use env::{block_on, thread_cpu_ns, BlockOn, Clock, EnvConfig, NativeEnv, Spin};
 
 use crate::env::{Env, LineAlloc};
 use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
@@ -126,23 +126,24 @@ pub fn run_point_with_progress(
             return stats::skipped(&ctx, point.threads, SkipCause::Pinning, e);
         }
     }
-    let wl = work_loop();
     let shape = workload::shape(&point.workload, point.threads);
     ctx.critical_nominal_ns = shape.critical_ns;
     ctx.outside_nominal_ns = shape.outside_ns;
-    ctx.critical_achieved_ns = wl.achieved_ns(shape.critical_ns.round() as u64);
-    ctx.outside_achieved_ns = wl.achieved_ns(shape.outside_ns.round() as u64);
-    ctx.extra
-        .insert("work_iters_per_ns".into(), wl.iters_per_ns());
     ctx.extra.insert(
         "clock_tsc".into(),
         if Clock::host().is_tsc() { 1.0 } else { 0.0 },
+    );
+    // How acquisitions were timed (`NativeEnv`): the clock read at the start of one
+    // in this many, which also times its hold; waits timed from the first failed
+    // attempt, zero when the first attempt succeeded.
+    ctx.extra.insert(
+        "acquisitions_timed_every".into(),
+        env::time_every(shape.cycle_ns) as f64,
     );
 
     let run = RunOnce {
         job: &job,
         slots: &slots,
-        work: wl,
         shape: &shape,
     };
     let mut attempt = 0;
@@ -153,17 +154,19 @@ pub fn run_point_with_progress(
             Err(e) => return stats::skipped(&ctx, point.threads, SkipCause::Pinning, e),
         };
         let after = noise::Snapshot::take();
-        let judged = opts.gate.judge(
-            &before,
-            &after,
-            &out.ratios,
-            &out.preempted,
-            duration_ns,
-            out.may_sleep,
-        );
+        let work = out.work_checks(&shape);
+        let seen = noise::Observed {
+            ratios: &out.ratios,
+            preempted: &out.preempted,
+            window_ns: duration_ns,
+            may_sleep: out.may_sleep,
+            work: &work,
+        };
+        let judged = opts.gate.judge(&before, &after, &seen);
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
             ctx.ops = Some(out.ops);
+            out.record_work(&mut ctx);
             judged.record(&mut ctx, opts.pin, attempt + 1);
             return stats::summarize(&ctx, &out.stats);
         }
@@ -210,6 +213,7 @@ struct Outcome {
     ratios: Vec<f64>,
     preempted: Vec<u64>,
     may_sleep: bool,
+    work: Vec<WorkSeen>,
 }
 
 struct WorkerResult {
@@ -217,13 +221,77 @@ struct WorkerResult {
     ops: u64,
     /// Involuntary context switches in the window.
     preempted: u64,
+    work: WorkSeen,
+}
+
+/// A thread's work loop as calibrated, and what its `critical` and `outside`
+/// durations took before and after the window (`calibrate`).
+#[derive(Debug, Clone, Copy)]
+struct WorkSeen {
+    read_ns: f64,
+    k: f64,
+    before: [f64; 2],
+    after: [f64; 2],
+}
+
+impl WorkSeen {
+    /// Calibrate on this (pinned) thread and measure the shape's durations.
+    fn calibrate(shape: &Shape) -> (WorkLoop, WorkSeen) {
+        let wl = calibrate::calibrate();
+        let seen = WorkSeen {
+            read_ns: wl.read_ns(),
+            k: wl.k(),
+            before: achieved(&wl, shape),
+            after: [f64::NAN; 2],
+        };
+        (wl, seen)
+    }
+}
+
+/// The mean durations of the shape's `critical` and `outside` work on this thread.
+fn achieved(wl: &WorkLoop, shape: &Shape) -> [f64; 2] {
+    [shape.critical_ns, shape.outside_ns].map(|ns| wl.achieved_ns(ns.round() as u64, 5, 200_000))
+}
+
+impl Outcome {
+    /// The gate's view of the work durations: every thread's, before and after.
+    fn work_checks(&self, shape: &Shape) -> Vec<noise::WorkCheck> {
+        [
+            ("critical", shape.critical_ns),
+            ("outside", shape.outside_ns),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, nominal_ns))| noise::WorkCheck {
+            name,
+            nominal_ns,
+            achieved_ns: self
+                .work
+                .iter()
+                .flat_map(|w| [w.before[i], w.after[i]])
+                .collect(),
+        })
+        .collect()
+    }
+
+    /// The achieved durations (mean over threads, before and after) and the work
+    /// loop's calibration, into the record.
+    fn record_work(&self, ctx: &mut RunContext) {
+        let mean = |f: &dyn Fn(&WorkSeen) -> f64| {
+            self.work.iter().map(f).sum::<f64>() / self.work.len().max(1) as f64
+        };
+        ctx.critical_achieved_ns = mean(&|w| (w.before[0] + w.after[0]) / 2.0);
+        ctx.outside_achieved_ns = mean(&|w| (w.before[1] + w.after[1]) / 2.0);
+        ctx.extra
+            .insert("work_read_ns".into(), mean(&|w| w.read_ns));
+        ctx.extra.insert("work_k".into(), mean(&|w| w.k));
+    }
 }
 
 /// One attempt at a lock point's repetition, generic over the lock type.
 struct RunOnce<'a> {
     job: &'a Job<'a>,
     slots: &'a [ThreadSlot],
-    work: WorkLoop,
     shape: &'a Shape,
 }
 
@@ -239,12 +307,7 @@ fn run_once<L: Lock>(
     run: &RunOnce<'_>,
     make: impl Fn(&mut LineAlloc, Site) -> L,
 ) -> Result<Outcome, String> {
-    let RunOnce {
-        job,
-        slots,
-        work: wl,
-        shape,
-    } = *run;
+    let RunOnce { job, slots, shape } = *run;
     let Job {
         point,
         rep,
@@ -268,6 +331,7 @@ fn run_once<L: Lock>(
     let start = Barrier::new(n + 1);
     let seed = point.seed ^ (rep as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let total_ns = warmup_ns + duration_ns;
+    let time_every = env::time_every(shape.cycle_ns);
 
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
         let handles: Vec<_> = slots
@@ -297,6 +361,8 @@ fn run_once<L: Lock>(
                                 ));
                             }
                         }
+                        // Calibrated here, pinned, all threads at once.
+                        let (wl, mut work) = WorkSeen::calibrate(shape);
                         ready.wait();
                         start.wait();
                         let go = go_ns.load(Ordering::SeqCst);
@@ -309,9 +375,10 @@ fn run_once<L: Lock>(
                             seed,
                             spin: opts.spin,
                             work: wl,
+                            time_every,
                         };
                         let mut env = NativeEnv::new(arena, tid, n, node, config);
-                        env.marks = Some(CpuMarks {
+                        env.set_marks(CpuMarks {
                             start_ns: window.start_ns,
                             end_ns: window.end_ns,
                             at_start: Cell::new(None),
@@ -328,19 +395,20 @@ fn run_once<L: Lock>(
                         let ops = if abort.load(Ordering::SeqCst) {
                             0
                         } else {
-                            block_on(workload::run_thread(
+                            workload::drive_thread(
+                                &BlockOn,
                                 &point.workload,
                                 locks,
                                 &env,
                                 &mut local,
                                 &mut stats,
                                 window.end_ns,
-                            ))
+                            )
                         };
                         // The loop ends at the first now() >= end, which marked it;
                         // mark again in case the window was empty.
                         env.now();
-                        let m = env.marks.as_ref().expect("set above");
+                        let m = env.marks().expect("set above");
                         let ((c0, v0), (c1, v1)) = match (m.at_start.get(), m.at_end.get()) {
                             (Some(a), Some(b)) => (a, b),
                             (Some(a), None) => (a, env::mark()),
@@ -348,10 +416,12 @@ fn run_once<L: Lock>(
                         };
                         stats.cpu_ns = Some(c1.saturating_sub(c0));
                         let preempted = v1.saturating_sub(v0);
+                        work.after = achieved(&wl, shape);
                         WorkerResult {
                             stats,
                             ops,
                             preempted,
+                            work,
                         }
                     })
                     .expect("spawning a worker thread")
@@ -384,6 +454,7 @@ fn run_once<L: Lock>(
         .collect();
     Ok(Outcome {
         ops: results.iter().map(|r| r.ops).sum(),
+        work: results.iter().map(|r| r.work).collect(),
         preempted: results.iter().map(|r| r.preempted).collect(),
         stats: results.into_iter().map(|r| r.stats).collect(),
         ratios,

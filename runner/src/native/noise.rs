@@ -4,8 +4,10 @@
 //! took the CPU: meaningful for every lock, sleeping or spinning), per-thread CPU
 //! time / wall time (a spinning thread that lost its CPU shows < 1; not used for
 //! locks whose waiters sleep), steal time from
-//! `/proc/stat` over the run (a hypervisor took the CPU), and the 1-minute load
-//! average before the run (reported, and named in a flag as context).
+//! `/proc/stat` over the run (a hypervisor took the CPU), the work durations each
+//! thread achieved before and after the window against what the point asked (see
+//! `calibrate`), and the 1-minute load average before the run (reported, and named
+//! in a flag as context).
 
 use std::collections::BTreeMap;
 
@@ -19,6 +21,12 @@ pub struct Gate {
     /// A thread preempted more often than this per second of window (and more than
     /// twice in all) shared its CPU.
     pub max_preemptions_per_s: f64,
+    /// A work duration achieved further than this from its nominal value (a
+    /// fraction) makes the repetition's durations wrong.
+    pub max_work_error: f64,
+    /// Work durations below this (ns) are not checked: they are counted, not timed,
+    /// and reported as measured.
+    pub min_checked_work_ns: f64,
 }
 
 impl Default for Gate {
@@ -27,6 +35,8 @@ impl Default for Gate {
             min_cpu_wall_ratio: 0.97,
             max_steal_frac: 0.01,
             max_preemptions_per_s: 10.0,
+            max_work_error: 0.05,
+            min_checked_work_ns: 50.0,
         }
     }
 }
@@ -77,6 +87,28 @@ pub fn parse_loadavg(s: &str) -> Option<[f64; 3]> {
     Some([it.next()??, it.next()??, it.next()??])
 }
 
+/// A work duration the point asks for (`critical`, `outside`) and the means each
+/// thread measured for it, before and after the window.
+#[derive(Debug, Clone)]
+pub struct WorkCheck {
+    pub name: &'static str,
+    pub nominal_ns: f64,
+    pub achieved_ns: Vec<f64>,
+}
+
+/// What a repetition's threads saw, for the gate.
+#[derive(Debug, Clone, Copy)]
+pub struct Observed<'a> {
+    /// CPU time / wall time of each thread over the window.
+    pub ratios: &'a [f64],
+    /// Involuntary context switches of each thread in the window.
+    pub preempted: &'a [u64],
+    pub window_ns: u64,
+    /// The lock's waiters may sleep (a low CPU/wall ratio is then the lock's doing).
+    pub may_sleep: bool,
+    pub work: &'a [WorkCheck],
+}
+
 /// The gate's reading of one repetition.
 #[derive(Debug, Clone)]
 pub struct Judgement {
@@ -87,15 +119,14 @@ pub struct Judgement {
 }
 
 impl Gate {
-    pub fn judge(
-        &self,
-        before: &Snapshot,
-        after: &Snapshot,
-        ratios: &[f64],
-        preempted: &[u64],
-        window_ns: u64,
-        may_sleep: bool,
-    ) -> Judgement {
+    pub fn judge(&self, before: &Snapshot, after: &Snapshot, seen: &Observed) -> Judgement {
+        let Observed {
+            ratios,
+            preempted,
+            window_ns,
+            may_sleep,
+            work,
+        } = *seen;
         let mut extra = BTreeMap::new();
         let mut why = Vec::new();
         if let Some((t, &most)) = preempted.iter().enumerate().max_by_key(|(_, &p)| p) {
@@ -125,6 +156,28 @@ impl Gate {
                 extra.insert("steal_frac".into(), f);
                 if f > self.max_steal_frac {
                     why.push(format!("steal {:.1}% of CPU time", f * 100.0));
+                }
+            }
+        }
+        for w in work {
+            if w.nominal_ns < self.min_checked_work_ns {
+                continue;
+            }
+            let worst = w.achieved_ns.iter().copied().max_by(|a, b| {
+                (a / w.nominal_ns - 1.0)
+                    .abs()
+                    .total_cmp(&(b / w.nominal_ns - 1.0).abs())
+            });
+            if let Some(a) = worst {
+                let err = a / w.nominal_ns - 1.0;
+                if err.abs() > self.max_work_error || !err.is_finite() {
+                    why.push(format!(
+                        "{} work took {a:.0} ns for {:.0} ns ({:+.1}%, more than {:.0}% off)",
+                        w.name,
+                        w.nominal_ns,
+                        err * 100.0,
+                        self.max_work_error * 100.0
+                    ));
                 }
             }
         }
@@ -193,7 +246,14 @@ mod tests {
             total: Some(2000),
             load1: None,
         };
-        let j = g.judge(&b, &a, &[0.99, 0.5], &[0, 0], 1_000_000_000, false);
+        let seen = |ratios: &'static [f64], preempted: &'static [u64], may_sleep| Observed {
+            ratios,
+            preempted,
+            window_ns: 1_000_000_000,
+            may_sleep,
+            work: &[],
+        };
+        let j = g.judge(&b, &a, &seen(&[0.99, 0.5], &[0, 0], false));
         let why = j.disturbed.unwrap();
         assert!(
             why.contains("thread 1") && why.contains("steal 5.0%"),
@@ -205,13 +265,54 @@ mod tests {
             load1: None,
         };
         assert!(g
-            .judge(&b, &quiet, &[0.5, 0.5], &[1, 2], 1_000_000_000, true)
+            .judge(&b, &quiet, &seen(&[0.5, 0.5], &[1, 2], true))
             .disturbed
             .is_none());
-        let busy = g.judge(&b, &quiet, &[0.5, 0.5], &[0, 40], 1_000_000_000, true);
+        let busy = g.judge(&b, &quiet, &seen(&[0.5, 0.5], &[0, 40], true));
         assert!(busy
             .disturbed
             .unwrap()
             .contains("thread 1 was preempted 40 times"));
+    }
+
+    #[test]
+    fn the_gate_flags_work_that_missed_its_duration() {
+        let g = Gate::default();
+        let snap = Snapshot::default();
+        let work = [
+            WorkCheck {
+                name: "critical",
+                nominal_ns: 200.0,
+                achieved_ns: vec![201.0, 212.0],
+            },
+            WorkCheck {
+                name: "outside",
+                nominal_ns: 20.0,
+                achieved_ns: vec![40.0],
+            },
+        ];
+        let seen = Observed {
+            ratios: &[1.0, 1.0],
+            preempted: &[0, 0],
+            window_ns: 1_000_000_000,
+            may_sleep: false,
+            work: &work,
+        };
+        let why = g.judge(&snap, &snap, &seen).disturbed.unwrap();
+        assert!(
+            why.contains("critical work took 212 ns for 200 ns (+6.0%"),
+            "{why}"
+        );
+        assert!(!why.contains("outside"), "{why}");
+        let good = [WorkCheck {
+            name: "critical",
+            nominal_ns: 200.0,
+            achieved_ns: vec![199.0, 204.0],
+        }];
+        let seen = Observed {
+            work: &good,
+            ..seen
+        };
+        assert!(g.judge(&snap, &snap, &seen).disturbed.is_none());
     }
 }

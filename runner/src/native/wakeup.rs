@@ -124,9 +124,17 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
             Err(e) => return stats::skipped(&ctx, 2, SkipCause::Pinning, e),
         };
         let after = noise::Snapshot::take();
-        let judged = opts
-            .gate
-            .judge(&before, &after, &[], &[], duration_ns, true);
+        let judged = opts.gate.judge(
+            &before,
+            &after,
+            &noise::Observed {
+                ratios: &[],
+                preempted: &[],
+                window_ns: duration_ns,
+                may_sleep: true,
+                work: &[],
+            },
+        );
         let last = attempt >= opts.noise_retries;
         if judged.disturbed.is_none() || last {
             let mut ctx = ctx;

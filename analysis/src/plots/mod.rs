@@ -23,6 +23,7 @@
 //! Legends sit in a column beside the plot.
 //!
 //! One file per job: `format` (tick and label text), `figure` (the figure model),
+//! `heat` (node-to-node heat maps and their colour bar),
 //! `legend` and `draw` (plotters), `facets` (metric vs an axis, as small
 //! multiples), `catalogue` (the default figures) and `spec` (the plan's plots).
 
@@ -31,6 +32,7 @@ mod draw;
 mod facets;
 mod figure;
 mod format;
+mod heat;
 mod legend;
 mod spec;
 

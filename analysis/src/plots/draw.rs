@@ -189,17 +189,25 @@ pub(super) const TITLE: u32 = 24;
 pub(super) const TICKS: u32 = 16;
 pub(super) const AXIS: u32 = 18;
 
+/// A white figure with its title on top: the area left for the plot (and legend).
+pub(super) fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    k: Px,
+) -> std::result::Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(s)?;
+    root.margin(k.u(10), 0, 0, 0)
+        .titled(title, k.font(TITLE))
+        .map_err(s)
+}
+
 pub(super) fn draw_line<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     f: &LineFig,
     k: Px,
 ) -> DrawResult {
-    root.fill(&WHITE).map_err(s)?;
-    let root = root
-        .margin(k.u(10), 0, 0, 0)
-        .titled(title, k.font(TITLE))
-        .map_err(s)?;
+    let root = titled(root, title, k)?;
     let labels: Vec<String> = f.lines.iter().map(|l| l.name.clone()).collect();
     let (w, _) = root.dim_in_pixel();
     let (plot, legend) = root.split_horizontally(w - k.u(legend_width(&labels)));
@@ -423,11 +431,7 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     f: &BarFig,
     k: Px,
 ) -> DrawResult {
-    root.fill(&WHITE).map_err(s)?;
-    let root = root
-        .margin(k.u(10), 0, 0, 0)
-        .titled(title, k.font(TITLE))
-        .map_err(s)?;
+    let root = titled(root, title, k)?;
     let labels: Vec<String> = f.groups.iter().map(|g| g.0.clone()).collect();
     let (w, _) = root.dim_in_pixel();
     let (plot, legend) = root.split_horizontally(w - k.u(legend_width(&labels)));

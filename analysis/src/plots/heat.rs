@@ -1,7 +1,7 @@
 //! Node-to-node heat maps: cells coloured on a log scale (viridis) with their values
 //! and hand-off counts, and the colour bar that reads them.
 
-use super::draw::{s, DrawResult, Px, AXIS, TICKS, TITLE};
+use super::draw::{s, titled, DrawResult, Px, AXIS, TICKS};
 use super::figure::HeatFig;
 use super::format::{fmt_tick, si, Unit};
 use plotters::coord::Shift;
@@ -45,11 +45,7 @@ pub(super) fn draw_heat<DB: DrawingBackend>(
     f: &HeatFig,
     k: Px,
 ) -> DrawResult {
-    root.fill(&WHITE).map_err(s)?;
-    let root = root
-        .margin(k.u(10), 0, 0, 0)
-        .titled(title, k.font(TITLE))
-        .map_err(s)?;
+    let root = titled(root, title, k)?;
     let n = f.nodes.len();
     let vals: Vec<f64> = f
         .value

@@ -324,6 +324,8 @@ pub struct LockSpec {
 #[serde(tag = "algo", rename_all = "snake_case")]
 pub enum LockAlgo {
     Tas,
+    /// Linux's x86 spinlock before ticket locks: `lock decb`, then a read-only spin.
+    Decb,
     Ttas {
         backoff: Option<Backoff>,
     },
@@ -344,6 +346,7 @@ impl LockAlgo {
     pub fn kind_name(&self) -> &'static str {
         match self {
             LockAlgo::Tas => "tas",
+            LockAlgo::Decb => "decb",
             LockAlgo::Ttas { .. } => "ttas",
             LockAlgo::Ticket => "ticket",
             LockAlgo::Mcs => "mcs",

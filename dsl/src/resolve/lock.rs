@@ -102,6 +102,11 @@ pub const ALGORITHMS: &[Algorithm] = &[
         build: |_| Some(LockAlgo::Tas),
     },
     Algorithm {
+        name: "decb",
+        params: NO_PARAMS,
+        build: |_| Some(LockAlgo::Decb),
+    },
+    Algorithm {
         name: "ttas",
         params: &[Param {
             name: "backoff",

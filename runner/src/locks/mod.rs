@@ -53,6 +53,7 @@
 
 pub mod clh;
 pub mod cna;
+pub mod decb;
 pub mod mcs;
 pub mod os;
 pub mod qspinlock;
@@ -113,6 +114,7 @@ pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
     use qspinlock::{Qspinlock, Stock};
     match algo {
         LockAlgo::Tas => v.visit(tas::Tas::new),
+        LockAlgo::Decb => v.visit(decb::Decb::new),
         LockAlgo::Ttas { backoff } => v.visit(|a, s| ttas::Ttas::new(a, s, backoff.clone())),
         LockAlgo::Ticket => v.visit(ticket::Ticket::new),
         LockAlgo::Mcs => v.visit(mcs::Mcs::new),
@@ -141,6 +143,7 @@ pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
                 }),
             },
         ),
+        ("decb", LockAlgo::Decb),
         ("ticket", LockAlgo::Ticket),
         ("mcs", LockAlgo::Mcs),
         ("clh", LockAlgo::Clh),

@@ -104,6 +104,11 @@ pub struct Costs {
     /// Every simulated memory-operation latency and work duration is drawn uniformly
     /// within ± this many parts per million of its nominal value (0: none).
     pub jitter_ppm: u32,
+    /// Per workload operation, the instructions around the lock that no memory
+    /// operation or `work` prices: the loop, the bookkeeping, the code between the
+    /// lock calls (natively: the measuring harness). 0 unless the topology says.
+    #[serde(default)]
+    pub overhead_ns: u64,
 }
 
 impl Costs {
@@ -125,6 +130,7 @@ impl Costs {
             atomic_ns,
             memory: Memory::x86_tso(llc_ns, atomic_ns),
             jitter_ppm: DEFAULT_JITTER_PPM,
+            overhead_ns: 0,
         }
     }
 }
@@ -159,13 +165,26 @@ pub struct Memory {
     pub fence_ns: u64,
     /// Independent misses one hardware thread keeps in flight (line-fill buffers).
     pub misses_in_flight: u32,
+    /// A read-for-ownership by a core that already holds a shared copy (an upgrade:
+    /// the other copies are invalidated, no data moves), in parts per million of the
+    /// transfer from the farthest other sharer. 10⁶ (the default): a full transfer.
+    #[serde(default = "full_transfer_ppm")]
+    pub upgrade_ppm: u32,
+}
+
+/// [`Memory::upgrade_ppm`]'s default: an upgrade costs a whole transfer.
+pub const FULL_TRANSFER_PPM: u32 = 1_000_000;
+
+fn full_transfer_ppm() -> u32 {
+    FULL_TRANSFER_PPM
 }
 
 impl Memory {
     /// x86-TSO with the constants derived from the same-LLC transfer and the atomic:
     /// an LLC hit 40 % of the transfer, a read occupying the line a tenth of it (at
     /// least 1 ns), 21 store-buffer entries (Haswell's 42 split between two SMT
-    /// threads), a fence twice an atomic, 4 misses in flight.
+    /// threads), a fence twice an atomic, 4 misses in flight, an upgrade a whole
+    /// transfer.
     pub const fn x86_tso(llc_ns: u64, atomic_ns: u64) -> Memory {
         let occ = llc_ns / 10;
         Memory {
@@ -175,6 +194,7 @@ impl Memory {
             store_buffer: 21,
             fence_ns: 2 * atomic_ns,
             misses_in_flight: 4,
+            upgrade_ppm: FULL_TRANSFER_PPM,
         }
     }
 }

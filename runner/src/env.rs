@@ -173,6 +173,12 @@ pub trait Env {
     }
     /// Private computation lasting `ns` (calibrated spin natively; a delay simulated).
     fn work(&self, ns: u64) -> impl Future<Output = ()>;
+    /// Once per workload operation: the instructions around the lock that no memory
+    /// operation or `work` prices (the topology's `overhead`; 0 by default). Natively
+    /// nothing: the real loop takes its real time.
+    fn overhead(&self) -> impl Future<Output = ()> {
+        std::future::ready(())
+    }
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
 

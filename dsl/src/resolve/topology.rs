@@ -65,7 +65,9 @@ impl Ctx<'_> {
                     file,
                     v,
                     &format!("topology `{}`", def.name.name),
-                    &["transfer", "atomic", "matrix", "memory", "jitter"],
+                    &[
+                        "transfer", "atomic", "matrix", "memory", "jitter", "overhead",
+                    ],
                     &[],
                 );
                 let costs = self.costs(env, &o, 0, false)?;
@@ -102,7 +104,7 @@ impl Ctx<'_> {
             &what,
             &[
                 "sockets", "cores", "smt", "nodes", "llcs", "transfer", "matrix", "atomic",
-                "memory", "jitter", "cache", "freq",
+                "memory", "jitter", "overhead", "cache", "freq",
             ],
             &[],
         );
@@ -256,6 +258,9 @@ impl Ctx<'_> {
             .map_or(Some(DEFAULT_JITTER_PPM as f64 / 1e6), |v| {
                 self.real(env, file, v, "`jitter`", 0.0..=0.5)
             });
+        let overhead = o
+            .get("overhead")
+            .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
         let llc = llc?;
         let atomic = atomic?;
         let memory = match o.get("memory") {
@@ -274,10 +279,12 @@ impl Ctx<'_> {
             atomic_ns: atomic,
             memory: memory?,
             jitter_ppm: (jitter? * 1e6).round() as u32,
+            overhead_ns: overhead?,
         }))
     }
 
-    /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight }`:
+    /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
+    /// upgrade }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -302,6 +309,7 @@ impl Ctx<'_> {
                 "store_buffer",
                 "fence",
                 "misses_in_flight",
+                "upgrade",
             ],
             &[],
         );
@@ -329,6 +337,17 @@ impl Ctx<'_> {
             .map_or(Some(d.misses_in_flight), |v| {
                 self.count(env, file, v, "`misses_in_flight`", 1)
             });
+        // A fraction of the transfer: above 1 an upgrade would cost more than
+        // fetching the line, which no coherence protocol does.
+        let upgrade = mo.get("upgrade").map_or(Some(1.0), |v| {
+            self.real(
+                env,
+                file,
+                v,
+                "`upgrade` (fraction of a transfer)",
+                0.0..=1.0,
+            )
+        });
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,
@@ -336,6 +355,7 @@ impl Ctx<'_> {
             store_buffer: store_buffer?,
             fence_ns: fence?,
             misses_in_flight: mlp?,
+            upgrade_ppm: (upgrade? * 1e6).round() as u32,
         })
     }
 

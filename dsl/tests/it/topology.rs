@@ -37,6 +37,8 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.llc_hit_ns, 20);
     assert_eq!(c.memory.read_occupancy_ns, 5);
     assert_eq!(c.memory.fence_ns, 14);
+    assert_eq!(c.memory.upgrade_ppm, 1_000_000);
+    assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
 }
 
@@ -45,8 +47,9 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6 }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12 }
   jitter = 0.05
+  overhead = 8ns
 }",
     )
     .unwrap();
@@ -61,6 +64,8 @@ fn every_memory_key_and_the_jitter_can_be_given() {
         ),
         (18, 3, 42, 13, 6)
     );
+    assert_eq!(m.upgrade_ppm, 120_000);
+    assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
     let off =
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0 }")
@@ -84,4 +89,10 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0.9 }")
             .unwrap_err();
     assert!(e.contains("jitter"), "{e}");
+    // An upgrade dearer than fetching the line is no coherence protocol.
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { upgrade = 1.5 } }",
+    )
+    .unwrap_err();
+    assert!(e.contains("upgrade"), "{e}");
 }

@@ -24,7 +24,8 @@
 //!   only when the buffer holds `store_buffer` stores, until the oldest commits). Its
 //!   read-for-ownership goes out at once, starting at `max(now, busy_until)` and
 //!   taking `T` from the holder, or from the farthest sharer (every copy is
-//!   invalidated), or 0 if x holds the line alone; the store commits when it has the
+//!   invalidated; `upgrade` × that when x holds a copy itself), or 0 if x holds the
+//!   line alone; the store commits when it has the
 //!   line and every older store of x has committed, and the line is busy until then.
 //!   It is visible to others at its commit: until then a thread that held a copy
 //!   keeps reading the old value from it, and one without a copy gets the old value
@@ -137,6 +138,7 @@ pub(crate) struct Fabric {
     store_buffer: usize,
     misses_in_flight: usize,
     jitter_ppm: u32,
+    upgrade_ppm: u64,
 }
 
 impl Fabric {
@@ -188,6 +190,7 @@ impl Fabric {
             store_buffer: m.store_buffer.max(1) as usize,
             misses_in_flight: m.misses_in_flight.max(1) as usize,
             jitter_ppm: costs.jitter_ppm,
+            upgrade_ppm: m.upgrade_ppm as u64,
         }
     }
 
@@ -650,7 +653,8 @@ impl Memory {
     /// The read-for-ownership latency for `x` (before jitter), and whether it misses:
     /// 0 if `x` holds the line alone (or nobody does); else the transfer from the
     /// holder, or from the farthest sharer when the line is shared (all copies are
-    /// invalidated, in parallel).
+    /// invalidated, in parallel), scaled by `upgrade` when `x` holds a shared copy
+    /// itself (no data moves).
     #[inline]
     fn ownership(&self, x: u32, line: u32) -> (u64, bool) {
         let l = &self.lines[line as usize];
@@ -660,7 +664,13 @@ impl Memory {
             (self.fabric.cost(l.owner, x), true)
         } else {
             // `x`'s own distance levels never contain `x`.
-            (self.fabric.farthest(x, &l.sharers), true)
+            let far = self.fabric.farthest(x, &l.sharers);
+            if l.sharers.contains(x) {
+                let ppm = self.fabric.upgrade_ppm;
+                ((far * ppm + 500_000) / 1_000_000, true)
+            } else {
+                (far, true)
+            }
         }
     }
 

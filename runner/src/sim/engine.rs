@@ -112,6 +112,8 @@ pub(crate) struct Core {
     pub(crate) mem: Memory,
     slots: Vec<Slot>,
     pause_ns: u64,
+    /// The topology's `overhead`: per workload operation (`Env::overhead`).
+    overhead_ns: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -419,6 +421,7 @@ impl Machine {
                     n
                 ],
                 pause_ns: config.pause_ns,
+                overhead_ns: costs.overhead_ns,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),
@@ -724,6 +727,17 @@ impl Env for SimEnv<'_> {
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
         self.op(Op::Delay(ns))
+    }
+    #[inline]
+    fn overhead(&self) -> impl Future<Output = ()> {
+        let ns = self.m.core.borrow().overhead_ns;
+        // No event at all without an overhead: the records of a topology without one
+        // stay what they were.
+        async move {
+            if ns > 0 {
+                self.op(Op::Delay(ns)).await
+            }
+        }
     }
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {

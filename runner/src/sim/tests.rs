@@ -2,7 +2,7 @@
 
 use super::testkit::*;
 use crate::env::{Addr, Env, LineAlloc};
-use locklab_model::plan::PlacementKind;
+use locklab_model::plan::{Machine as Spec, PlacementKind};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -10,15 +10,12 @@ use std::sync::atomic::Ordering::Relaxed;
 
 type Fut<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
-/// Two CPUs on different sockets pass a value back and forth through one line: each
-/// pass is two remote transfers, the writer's read-for-ownership (which invalidates
-/// the reader's copy) and the reader's re-read of the written line.
-#[test]
-fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
-    let m = spec(2, 2, 1, 10, 50, 190);
-    let sl = slots(&m, PlacementKind::Scatter, 2);
-    assert_eq!(sl.0.distance(sl.1[0].cpu, sl.1[1].cpu).as_str(), "remote");
-    let mach = machine(&m, &sl, 1, 1);
+/// Two CPUs pass a value back and forth through one line (each waits with loads and
+/// answers with a store, `locklab topo --measure`'s load/store ping-pong); the time of
+/// one round trip.
+fn load_store_round_trip(m: &Spec, placement: PlacementKind) -> u64 {
+    let sl = slots(m, placement, 2);
+    let mach = machine(m, &sl, 1, 1);
     let a = Addr::new(0, 0);
     let stamps: [Cell<u64>; 2] = Default::default();
     const ROUNDS: u64 = 110;
@@ -44,8 +41,65 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
         let out = mach.run(&mut futs, u64::MAX);
         assert_eq!(out.finished, 2);
     }
+    (stamps[1].get() - stamps[0].get()) / (ROUNDS - 1 - 10)
+}
+
+/// Each pass of a load/store ping-pong across sockets is two remote transfers: the
+/// writer's read-for-ownership (which invalidates the reader's copy: an upgrade, the
+/// writer read the line last, priced by default as a whole transfer) and the reader's
+/// re-read of the written line.
+#[test]
+fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
+    let m = spec(2, 2, 1, 10, 50, 190);
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    assert_eq!(sl.0.distance(sl.1[0].cpu, sl.1[1].cpu).as_str(), "remote");
+    assert_eq!(
+        load_store_round_trip(&m, PlacementKind::Scatter),
+        2 * 2 * 190
+    );
+}
+
+/// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
+/// quarter of the transfer for its read-for-ownership (rounded to the ns: 47.5 → 48),
+/// and the reader's re-read a whole one: 238 ns per pass.
+#[test]
+fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.upgrade_ppm = 250_000;
+    assert_eq!(
+        load_store_round_trip(&m, PlacementKind::Scatter),
+        2 * (48 + 190)
+    );
+    // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one
+    // whole transfer plus the atomic per pass, whatever `upgrade` says.
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 1, 1);
+    let a = Addr::new(0, 0);
+    let stamps: [Cell<u64>; 2] = Default::default();
+    const ROUNDS: u64 = 60;
+    async fn player<E: Env>(e: &E, a: Addr, me: u64, stamps: &[Cell<u64>; 2]) {
+        for i in 0..ROUNDS {
+            let want = 2 * i + me;
+            while e.cas(a, want, want + 1, Relaxed).await.is_err() {}
+            if me == 0 && i == 10 {
+                stamps[0].set(e.now());
+            }
+            if me == 0 && i == ROUNDS - 1 {
+                stamps[1].set(e.now());
+            }
+        }
+    }
+    let envs = [mach.env(0), mach.env(1)];
+    let mut futs: Vec<Fut> = vec![
+        Box::pin(player(&envs[0], a, 0, &stamps)),
+        Box::pin(player(&envs[1], a, 1, &stamps)),
+    ];
+    let out = mach.run(&mut futs, u64::MAX);
+    assert_eq!(out.finished, 2);
     let per_round = (stamps[1].get() - stamps[0].get()) / (ROUNDS - 1 - 10);
-    assert_eq!(per_round, 2 * 2 * 190);
+    // The failed CASes of the waiting side take the line too; a pass ends when the
+    // winner's CAS completes, at least one transfer plus the atomic after the last.
+    assert!(per_round >= 2 * (190 + 5), "{per_round}");
 }
 
 /// A TTAS release starts a herd: every spinner re-reads the freed line and swaps,
@@ -880,4 +934,25 @@ fn a_fifo_waiter_cut_off_before_its_doorway_has_no_bypass() {
     local.arrive(&me, 0);
     other.note_grant(0);
     assert_eq!(local.bypass_so_far(0, me.grants(0)), 0);
+}
+
+/// The topology's `overhead` adds its time to every operation of the workload loop,
+/// once: one uncontended TAS thread's period grows by exactly that much.
+#[test]
+fn the_overhead_is_paid_once_per_operation() {
+    use super::run_point;
+    use locklab_model::plan::LockAlgo;
+    let period = |overhead_ns| {
+        let mut m = spec(1, 2, 1, 10, 50, 190);
+        m.costs.overhead_ns = overhead_ns;
+        let plan = plan_of(&m, vec![super::bench::lock2_point(LockAlgo::Tas, 1, 1)]);
+        let window = 1_000_000;
+        let r = run_point(&plan, &plan.points[0], 0, window, 10_000);
+        window as f64 / r.point.acquisitions as f64
+    };
+    // 615 ns without (5 ns swap, 90 + 520 ns of work); a window holds a whole
+    // number of acquisitions, so each period is exact to ± period² / window.
+    let (p0, p7) = (period(0), period(7));
+    assert!((p0 - 615.0).abs() < 0.5, "{p0}");
+    assert!((p7 - 622.0).abs() < 0.5, "{p7}");
 }

@@ -113,6 +113,7 @@ impl Params<'_> {
             if t0 >= end_ns {
                 break;
             }
+            env.overhead().await;
             let (class, items) = pick(mix, &class_of, total, env);
             local.arrive(env, 0);
             stats.wait(Waiting::new(class, 0, t0));

@@ -118,6 +118,7 @@ impl Params<'_> {
         let own_lock = locks.get(own);
         let mut ops = 0;
         'outer: loop {
+            env.overhead().await;
             env.work(sample_env(self.interval, env)).await;
             if env.now() >= end_ns {
                 break;

@@ -75,6 +75,7 @@ macro_rules! operation {
             crate::locks::cold_path();
             false
         } else {
+            $run!(env.overhead());
             let local = &mut *$t.local;
             local.arrive(env, 0);
             $t.stats.wait(Waiting::new(0, 0, t0));

@@ -146,6 +146,55 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
     })
 }
 
+/// ns per operation of the native single-lock loop (no work, no data lines) with an
+/// uncontended TAS lock, pinned to `cpu`: the lock's swap and release plus the loop
+/// and its bookkeeping. Best of three rounds (`bench::harness`).
+pub fn tas_loop_ns(cpu: u32) -> Option<f64> {
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            pin::pin_current(cpu).ok()?;
+            let work = crate::native::calibrate();
+            Some(crate::native::bench::harness(
+                &work,
+                &locklab_model::plan::LockAlgo::Tas,
+                2_000_000,
+            ))
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
+}
+
+/// The simulator's constants from the measurements, fitted so that it prices each
+/// measured scenario as measured (`docs/validation.md`):
+///
+/// - a CAS hand-off costs the simulator one transfer plus the atomic, so a level's
+///   `transfer` is the CAS hand-off less the atomic;
+/// - a load/store hand-off (the writer holds a shared copy: it upgrades, then the
+///   waiter re-reads) costs `upgrade` × T + T, so `upgrade` = (load/store − T) / T,
+///   taken at the cheapest level measured beyond the SMT sibling, within [0, 1];
+/// - one uncontended TAS operation of the native loop costs the simulator the atomic
+///   plus `overhead`, so `overhead` is the loop's time less the atomic.
+fn fit(
+    by_level: &BTreeMap<Distance, (u32, u32, f64, Option<f64>)>,
+    atomic: f64,
+) -> (BTreeMap<Distance, f64>, Option<f64>) {
+    let transfer: BTreeMap<Distance, f64> = by_level
+        .iter()
+        .map(|(d, x)| (*d, (x.2 - atomic).max(1.0)))
+        .collect();
+    let upgrade = by_level
+        .iter()
+        .filter(|(d, _)| **d != Distance::Smt)
+        .chain(by_level.iter())
+        .find_map(|(d, x)| {
+            let t = transfer[d];
+            x.3.map(|ls| ((ls - t) / t).clamp(0.0, 1.0))
+        });
+    (transfer, upgrade)
+}
+
 /// `locklab topo --measure`: the costs above for one CPU pair per distance level the
 /// host has (as comments), and the host as one `topology` item using them.
 /// `name` names the topology item (default `host_<hostname>`).
@@ -169,12 +218,18 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
     }
     let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
     let owned = first.and_then(owned_costs);
+    let tas_loop = first.and_then(tas_loop_ns);
     let mut s = String::from("# measured on this host (best of five rounds, one-way for pairs)\n");
     match owned {
         Some((atomic, fence)) => s.push_str(&format!(
             "#   one CPU: compare-and-swap on an owned line {atomic:.1} ns, full fence {fence:.1} ns\n"
         )),
         None => s.push_str("#   one CPU: not measured (pinning refused)\n"),
+    }
+    if let Some(l) = tas_loop {
+        s.push_str(&format!(
+            "#   one CPU: an uncontended TAS operation of the native loop {l:.1} ns\n"
+        ));
     }
     if by_level.is_empty() {
         s.push_str(
@@ -189,7 +244,9 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
             d.as_str()
         ));
     }
-    let get = |d: Distance| by_level.get(&d).map(|x| x.2);
+    let atomic = owned.map_or(5.0, |o| o.0);
+    let (transfer, upgrade) = fit(&by_level, atomic);
+    let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
         .or(get(Distance::Socket))
         .or(get(Distance::Smt))
@@ -202,8 +259,10 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
                     .or(get(Distance::Socket))
                     .unwrap_or(llc),
             },
-            atomic_ns: owned.map_or(5.0, |o| o.0),
+            atomic_ns: atomic,
             fence_ns: owned.map(|o| o.1),
+            upgrade,
+            overhead_ns: tas_loop.map(|l| (l - atomic).max(0.0)),
         });
     s.push_str(&topology_as_lab_with(h, measured, name));
     s

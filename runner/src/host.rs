@@ -374,6 +374,12 @@ pub struct Measured {
     pub atomic_ns: f64,
     /// A full fence on an empty store buffer, when measured (`memory { fence }`).
     pub fence_ns: Option<f64>,
+    /// A store's read-for-ownership of a line the writer shares, as a fraction of a
+    /// transfer, when measured (`memory { upgrade }`).
+    pub upgrade: Option<f64>,
+    /// Per workload operation, what the native loop costs besides the lock's atomics
+    /// (`overhead`), when measured.
+    pub overhead_ns: Option<f64>,
 }
 
 /// The host as an experiment-language `topology` item.
@@ -413,7 +419,9 @@ pub fn topology_as_lab_with(
     ));
     let t = match measured {
         Some(m) => {
-            s.push_str("# transfer latencies measured by CAS ping-pong (one way)\n");
+            s.push_str(
+                "# transfers: CAS hand-off (one way) less the atomic, which the simulator adds\n",
+            );
             m.transfer
         }
         None => {
@@ -450,8 +458,18 @@ pub fn topology_as_lab_with(
     match measured {
         Some(m) => {
             s.push_str(&format!("  atomic  = {}\n", ns(m.atomic_ns)));
+            if let Some(o) = m.overhead_ns {
+                s.push_str(&format!("  overhead = {}\n", ns(o)));
+            }
+            let mut memory = Vec::new();
             if let Some(f) = m.fence_ns {
-                s.push_str(&format!("  memory {{ fence = {} }}\n", ns(f)));
+                memory.push(format!("fence = {}", ns(f)));
+            }
+            if let Some(u) = m.upgrade {
+                memory.push(format!("upgrade = {:.2}", u));
+            }
+            if !memory.is_empty() {
+                s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));
             }
         }
         None => s.push_str("  atomic  = 5ns\n"),

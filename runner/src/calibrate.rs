@@ -148,17 +148,21 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
 
 /// ns per operation of the native single-lock loop (no work, no data lines) with an
 /// uncontended TAS lock, pinned to `cpu`: the lock's swap and release plus the loop
-/// and its bookkeeping. Best of three rounds (`bench::harness`).
+/// and its bookkeeping. Best of nine rounds (three of `bench::harness`).
 pub fn tas_loop_ns(cpu: u32) -> Option<f64> {
     std::thread::scope(|s| {
         s.spawn(move || {
             pin::pin_current(cpu).ok()?;
             let work = crate::native::calibrate();
-            Some(crate::native::bench::harness(
-                &work,
-                &locklab_model::plan::LockAlgo::Tas,
-                2_000_000,
-            ))
+            (0..3)
+                .map(|_| {
+                    crate::native::bench::harness(
+                        &work,
+                        &locklab_model::plan::LockAlgo::Tas,
+                        2_000_000,
+                    )
+                })
+                .min_by(f64::total_cmp)
         })
         .join()
         .ok()
@@ -166,31 +170,49 @@ pub fn tas_loop_ns(cpu: u32) -> Option<f64> {
     })
 }
 
-/// The simulator's constants from the measurements, fitted so that it prices each
-/// measured scenario as measured (`docs/validation.md`):
+/// What `topo --measure` measured between one pair of CPUs of a distance level.
+#[derive(Debug, Clone, Copy)]
+struct PairCosts {
+    a: u32,
+    b: u32,
+    /// One-way CAS and load/store hand-offs (ping-pongs).
+    cas: f64,
+    load_store: Option<f64>,
+    /// Single accesses timed by line state.
+    line: Option<LineStateCosts>,
+}
+
+/// The simulator's constants from the measurements (`docs/validation.md`):
 ///
-/// - a CAS hand-off costs the simulator one transfer plus the atomic, so a level's
-///   `transfer` is the CAS hand-off less the atomic;
-/// - a load/store hand-off (the writer holds a shared copy: it upgrades, then the
-///   waiter re-reads) costs `upgrade` × T + T, so `upgrade` = (load/store − T) / T,
-///   taken at the cheapest level measured beyond the SMT sibling, within [0, 1];
-/// - one uncontended TAS operation of the native loop costs the simulator the atomic
-///   plus `overhead`, so `overhead` is the loop's time less the atomic.
+/// - `transfer` of a level: a timed load of a line the other CPU modified (without
+///   that probe, a trusted TSC, the CAS hand-off less the atomic);
+/// - `upgrade`: a timed read-modify-write of a line both CPUs share, less the
+///   atomic, over the transfer; at the cheapest level beyond the SMT sibling,
+///   within [0, 1];
+/// - `overhead`: one uncontended TAS operation of the native loop, less the atomic
+///   (the simulator prices it as the atomic plus `overhead`).
+///
+/// The hand-offs are not fitted: they check the result (the simulator prices a CAS
+/// hand-off as a transfer plus the atomic, a load/store hand-off as one transfer).
 fn fit(
-    by_level: &BTreeMap<Distance, (u32, u32, f64, Option<f64>)>,
+    by_level: &BTreeMap<Distance, PairCosts>,
     atomic: f64,
 ) -> (BTreeMap<Distance, f64>, Option<f64>) {
     let transfer: BTreeMap<Distance, f64> = by_level
         .iter()
-        .map(|(d, x)| (*d, (x.2 - atomic).max(1.0)))
+        .map(|(d, p)| {
+            let t = p.line.map_or(p.cas - atomic, |l| l.load_modified);
+            (*d, t.max(1.0))
+        })
         .collect();
     let upgrade = by_level
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, x)| {
+        .find_map(|(d, p)| {
             let t = transfer[d];
-            x.3.map(|ls| ((ls - t) / t).clamp(0.0, 1.0))
+            p.line
+                .map(|l| ((l.rmw_shared - atomic) / t).clamp(0.0, 1.0))
         });
     (transfer, upgrade)
 }
@@ -202,7 +224,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
     let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
     let allowed = pin::allowed_cpus().unwrap_or_default();
     let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
-    let mut by_level: BTreeMap<Distance, (u32, u32, f64, Option<f64>)> = BTreeMap::new();
+    let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
             let d = map.distance(i, j);
@@ -211,14 +233,26 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
                 continue;
             }
             if let Some(cas) = transfer_latency(a, b, Handoff::Cas) {
-                let ls = transfer_latency(a, b, Handoff::LoadStore);
-                by_level.insert(d, (a, b, cas, ls));
+                let pair = PairCosts {
+                    a,
+                    b,
+                    cas,
+                    load_store: transfer_latency(a, b, Handoff::LoadStore),
+                    line: line_state_costs(a, b),
+                };
+                by_level.insert(d, pair);
             }
         }
     }
     let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
     let owned = first.and_then(owned_costs);
+    // Twice, before and after the pairs: a shared host slows down for a while at a
+    // time, and the loop's cost becomes a constant of every simulated operation.
     let tas_loop = first.and_then(tas_loop_ns);
+    let tas_loop = match (tas_loop, first.and_then(tas_loop_ns)) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
     let mut s = String::from("# measured on this host (best of five rounds, one-way for pairs)\n");
     match owned {
         Some((atomic, fence)) => s.push_str(&format!(
@@ -237,12 +271,27 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
              #   the transfer levels below are starting values, not measurements\n",
         );
     }
-    for (d, (a, b, cas, ls)) in &by_level {
-        let ls = ls.map_or("not measured".into(), |x| format!("{x:.1} ns"));
+    for (d, p) in &by_level {
+        let ls = p
+            .load_store
+            .map_or("not measured".into(), |x| format!("{x:.1} ns"));
         s.push_str(&format!(
-            "#   {:<7} CPU {a} <-> CPU {b}: CAS hand-off {cas:.1} ns, load/store hand-off {ls}\n",
-            d.as_str()
+            "#   {:<7} CPU {} <-> CPU {}: hand-off (one way) by CAS {:.1} ns, by load/store {ls}\n",
+            d.as_str(),
+            p.a,
+            p.b,
+            p.cas
         ));
+        match p.line {
+            Some(l) => s.push_str(&format!(
+                "#           CPU {} accessing a line CPU {} modified: load {:.1} ns, locked add {:.1} ns;\n\
+                 #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n",
+                p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned
+            )),
+            None => s.push_str(
+                "#           single accesses not timed (no trusted TSC, or pinning refused)\n",
+            ),
+        }
     }
     let atomic = owned.map_or(5.0, |o| o.0);
     let (transfer, upgrade) = fit(&by_level, atomic);
@@ -266,4 +315,143 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
         });
     s.push_str(&topology_as_lab_with(h, measured, name));
     s
+}
+
+/// What one access by CPU `a` costs, ns, by the state the other CPU `b` left its line
+/// in: a load of a line `b` modified, a read-modify-write of a line `b` modified, a
+/// read-modify-write of a line both hold shared (an upgrade), and a read-modify-write
+/// of a line `a` owns. Each the median of 20,000 single accesses timed with the TSC
+/// (fenced), less a timed load that hits, the lowest of five rounds; `None` without a
+/// trusted TSC or if pinning fails.
+#[derive(Debug, Clone, Copy)]
+pub struct LineStateCosts {
+    pub load_modified: f64,
+    pub rmw_modified: f64,
+    pub rmw_shared: f64,
+    pub rmw_owned: f64,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Prepare {
+    /// `b` writes the line.
+    Modify,
+    /// `b` reads the line (`a` keeps its copy).
+    Read,
+    /// `b` leaves it alone.
+    Nothing,
+}
+
+pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
+    use crate::native::env::tsc;
+    let ns_per_tick = tsc::ns_per_tick()?;
+    let one = |prep: Prepare, rmw: bool| -> Option<f64> {
+        const ROUNDS: u64 = 20_000;
+        let x = Line(AtomicU64::new(0));
+        let go = Line(AtomicU64::new(0));
+        let done = Line(AtomicU64::new(0));
+        let failed = AtomicU64::new(0);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let ticks = std::thread::scope(|s| {
+            let (x, go, done, failed) = (&x, &go, &done, &failed);
+            let wait = move |l: &Line, r: u64| -> bool {
+                let mut spins = 0u32;
+                while l.0.load(Ordering::Acquire) != r {
+                    if failed.load(Ordering::Relaxed) != 0 {
+                        return false;
+                    }
+                    spins = spins.wrapping_add(1);
+                    if spins % 4096 == 0 && Instant::now() > deadline {
+                        failed.store(1, Ordering::SeqCst);
+                        return false;
+                    }
+                    std::hint::spin_loop();
+                }
+                true
+            };
+            s.spawn(move || {
+                if pin::pin_current(b).is_err() {
+                    failed.store(1, Ordering::SeqCst);
+                    return;
+                }
+                for r in 1..=ROUNDS {
+                    if !wait(go, r) {
+                        return;
+                    }
+                    match prep {
+                        Prepare::Modify => x.0.store(r, Ordering::Relaxed),
+                        Prepare::Read => {
+                            black_box(x.0.load(Ordering::Relaxed));
+                        }
+                        Prepare::Nothing => {}
+                    }
+                    done.0.store(r, Ordering::Release);
+                }
+            });
+            let h = s.spawn(move || -> Option<Vec<u64>> {
+                pin::pin_current(a).ok()?;
+                let mut out = Vec::with_capacity(ROUNDS as usize);
+                for r in 1..=ROUNDS {
+                    // Our own copy first: shared after `b` reads, owned if it does
+                    // nothing, invalidated when it writes.
+                    x.0.fetch_add(0, Ordering::AcqRel);
+                    go.0.store(r, Ordering::Release);
+                    if !wait(done, r) {
+                        return None;
+                    }
+                    // SAFETY: lfence and rdtsc have no preconditions on x86_64.
+                    #[cfg(target_arch = "x86_64")]
+                    let t0 = unsafe {
+                        core::arch::x86_64::_mm_lfence();
+                        core::arch::x86_64::_rdtsc()
+                    };
+                    if rmw {
+                        black_box(x.0.fetch_add(1, Ordering::AcqRel));
+                    } else {
+                        black_box(x.0.load(Ordering::Acquire));
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    let t1 = unsafe {
+                        core::arch::x86_64::_mm_lfence();
+                        core::arch::x86_64::_rdtsc()
+                    };
+                    #[cfg(not(target_arch = "x86_64"))]
+                    let (t0, t1) = (0u64, 0u64);
+                    out.push(t1.wrapping_sub(t0));
+                }
+                Some(out)
+            });
+            h.join().ok().flatten()
+        });
+        let mut t = ticks?;
+        if failed.load(Ordering::SeqCst) != 0 {
+            return None;
+        }
+        t.sort_unstable();
+        Some(t[t.len() / 2] as f64 * ns_per_tick)
+    };
+    // Five rounds, each scenario's median; the lowest median of each (a shared host
+    // slows whole rounds down, never speeds one up).
+    let mut best: Option<LineStateCosts> = None;
+    for _ in 0..5 {
+        let owned = one(Prepare::Nothing, true)?;
+        // The timer with a load that hits: what every figure includes besides the
+        // access itself.
+        let hit = one(Prepare::Nothing, false)?;
+        let r = LineStateCosts {
+            load_modified: one(Prepare::Modify, false)? - hit,
+            rmw_modified: one(Prepare::Modify, true)? - hit,
+            rmw_shared: one(Prepare::Read, true)? - hit,
+            rmw_owned: owned - hit,
+        };
+        best = Some(match best {
+            None => r,
+            Some(b) => LineStateCosts {
+                load_modified: b.load_modified.min(r.load_modified),
+                rmw_modified: b.rmw_modified.min(r.rmw_modified),
+                rmw_shared: b.rmw_shared.min(r.rmw_shared),
+                rmw_owned: b.rmw_owned.min(r.rmw_owned),
+            },
+        });
+    }
+    best
 }

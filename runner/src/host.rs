@@ -420,7 +420,8 @@ pub fn topology_as_lab_with(
     let t = match measured {
         Some(m) => {
             s.push_str(
-                "# transfers: CAS hand-off (one way) less the atomic, which the simulator adds\n",
+                "# fitted: transfer = load of a modified line, upgrade = (locked add on a shared\n\
+                 # line - atomic) / transfer, overhead = TAS loop - atomic (docs/validation.md)\n",
             );
             m.transfer
         }

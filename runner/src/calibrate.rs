@@ -2,15 +2,19 @@
 //! `locklab topo --measure`: the calibration half of validating the simulator on a
 //! machine one owns.
 //!
+//! - [`line_state_costs`]: single accesses timed with the TSC by the state the other
+//!   CPU left the line in (a load and a locked add of a line it modified, a locked
+//!   add of a line both share, of one the timing CPU owns): what `transfer` and
+//!   `upgrade` are fitted to.
 //! - [`transfer_latency`]: one-way latency of handing a cache line between two CPUs,
-//!   by ping-pong, with a read-modify-write ([`Handoff::Cas`]: the transfer the
-//!   topology's `transfer` levels price) or with a plain load that waits and a plain
-//!   store that answers ([`Handoff::LoadStore`]: a load miss plus a store's
-//!   ownership request, as a spinning waiter and a releasing holder do).
+//!   by ping-pong, with a read-modify-write ([`Handoff::Cas`]) or with a plain load
+//!   that waits and a plain store that answers ([`Handoff::LoadStore`], as a spinning
+//!   waiter and a releasing holder do): checks, printed beside the fit.
 //! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
-//!   (`atomic` and `memory { fence }`).
-//! - [`measure_report`]: all of them for one CPU pair per distance level, and the
-//!   host as one `topology` item with the measured values.
+//!   (`atomic` and `memory { fence }`); [`tas_loop_ns`]: one operation of the native
+//!   loop (`overhead`).
+//! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
+//!   (`fit`), and the host as one `topology` item with the fitted values.
 //!
 //! Every number is the best of several rounds: on a shared machine the best round is
 //! the one least disturbed, and what the model wants is the undisturbed cost.
@@ -185,23 +189,21 @@ struct PairCosts {
 /// The simulator's constants from the measurements (`docs/validation.md`):
 ///
 /// - `transfer` of a level: a timed load of a line the other CPU modified (without
-///   that probe, a trusted TSC, the CAS hand-off less the atomic);
-/// - `upgrade`: a timed read-modify-write of a line both CPUs share, less the
-///   atomic, over the transfer; at the cheapest level beyond the SMT sibling,
-///   within [0, 1];
+///   that probe, which needs a trusted TSC: the one-way CAS hand-off, which costs
+///   the same where both were measured);
+/// - `upgrade`: a timed read-modify-write of a line both CPUs share, less one of a
+///   line the timing CPU owns (the same probe), over the transfer; at the cheapest
+///   level beyond the SMT sibling, within [0, 1];
 /// - `overhead`: one uncontended TAS operation of the native loop, less the atomic
 ///   (the simulator prices it as the atomic plus `overhead`).
 ///
 /// The hand-offs are not fitted: they check the result (the simulator prices a CAS
 /// hand-off as a transfer plus the atomic, a load/store hand-off as one transfer).
-fn fit(
-    by_level: &BTreeMap<Distance, PairCosts>,
-    atomic: f64,
-) -> (BTreeMap<Distance, f64>, Option<f64>) {
+fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> (BTreeMap<Distance, f64>, Option<f64>) {
     let transfer: BTreeMap<Distance, f64> = by_level
         .iter()
         .map(|(d, p)| {
-            let t = p.line.map_or(p.cas - atomic, |l| l.load_modified);
+            let t = p.line.map_or(p.cas, |l| l.load_modified);
             (*d, t.max(1.0))
         })
         .collect();
@@ -212,7 +214,7 @@ fn fit(
         .find_map(|(d, p)| {
             let t = transfer[d];
             p.line
-                .map(|l| ((l.rmw_shared - atomic) / t).clamp(0.0, 1.0))
+                .map(|l| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0))
         });
     (transfer, upgrade)
 }
@@ -224,6 +226,11 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
     let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
     let allowed = pin::allowed_cpus().unwrap_or_default();
     let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
+    let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
+    // The loop twice, before and after the pairs: a shared host slows down for a
+    // while at a time, and the loop's cost becomes a constant of every simulated
+    // operation; the lower is kept.
+    let tas_loop_before = first.and_then(tas_loop_ns);
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -244,12 +251,8 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
             }
         }
     }
-    let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
     let owned = first.and_then(owned_costs);
-    // Twice, before and after the pairs: a shared host slows down for a while at a
-    // time, and the loop's cost becomes a constant of every simulated operation.
-    let tas_loop = first.and_then(tas_loop_ns);
-    let tas_loop = match (tas_loop, first.and_then(tas_loop_ns)) {
+    let tas_loop = match (tas_loop_before, first.and_then(tas_loop_ns)) {
         (Some(x), Some(y)) => Some(x.min(y)),
         (x, y) => x.or(y),
     };
@@ -294,7 +297,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
         }
     }
     let atomic = owned.map_or(5.0, |o| o.0);
-    let (transfer, upgrade) = fit(&by_level, atomic);
+    let (transfer, upgrade) = fit(&by_level);
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
         .or(get(Distance::Socket))
@@ -311,7 +314,13 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
             atomic_ns: atomic,
             fence_ns: owned.map(|o| o.1),
             upgrade,
-            overhead_ns: tas_loop.map(|l| (l - atomic).max(0.0)),
+            // Rounded as printed, so that atomic + overhead is the loop's time.
+            overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
+            transfer_from: if by_level.values().all(|p| p.line.is_some()) {
+                "a load of a line the other CPU modified"
+            } else {
+                "the one-way CAS hand-off (single accesses not timed)"
+            },
         });
     s.push_str(&topology_as_lab_with(h, measured, name));
     s

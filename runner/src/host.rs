@@ -380,6 +380,8 @@ pub struct Measured {
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
+    /// What `transfer` was fitted to, for the output's header.
+    pub transfer_from: &'static str,
 }
 
 /// The host as an experiment-language `topology` item.
@@ -419,10 +421,11 @@ pub fn topology_as_lab_with(
     ));
     let t = match measured {
         Some(m) => {
-            s.push_str(
-                "# fitted: transfer = load of a modified line, upgrade = (locked add on a shared\n\
-                 # line - atomic) / transfer, overhead = TAS loop - atomic (docs/validation.md)\n",
-            );
+            s.push_str(&format!(
+                "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
+                 # shared line - on an owned one) / transfer, overhead = TAS loop - atomic\n",
+                m.transfer_from
+            ));
             m.transfer
         }
         None => {
@@ -460,7 +463,8 @@ pub fn topology_as_lab_with(
         Some(m) => {
             s.push_str(&format!("  atomic  = {}\n", ns(m.atomic_ns)));
             if let Some(o) = m.overhead_ns {
-                s.push_str(&format!("  overhead = {}\n", ns(o)));
+                // May be 0 (unlike a latency).
+                s.push_str(&format!("  overhead = {}ns\n", o.round().max(0.0) as u64));
             }
             let mut memory = Vec::new();
             if let Some(f) = m.fence_ns {

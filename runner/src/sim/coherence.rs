@@ -244,9 +244,6 @@ pub(crate) struct Line {
     /// Threads parked by `wait_until`, a FIFO list threaded through `Memory::next`.
     pub watch_head: u32,
     pub watch_tail: u32,
-    /// When the last read-for-ownership that invalidated other copies started: the
-    /// spinners it invalidates send their re-read then ([`Memory::woken_load`]).
-    invalidated_at: u64,
 }
 
 impl Line {
@@ -262,7 +259,6 @@ impl Line {
             stale_readers: Bits::default(),
             watch_head: NONE,
             watch_tail: NONE,
-            invalidated_at: 0,
         }
     }
 }
@@ -456,7 +452,7 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let done = self.read_miss(x, line, now, None);
+                let done = self.read_miss(x, line, now);
                 Timing {
                     done,
                     visible: done,
@@ -476,7 +472,7 @@ impl Memory {
                     };
                 }
                 let at = self.harts[x as usize].fills.make_room(now);
-                let arrives = self.read_miss(x, line, at, None);
+                let arrives = self.read_miss(x, line, at);
                 self.harts[x as usize].fills.push(arrives);
                 Timing {
                     done: now,
@@ -496,12 +492,8 @@ impl Memory {
                 // (the core does not wait for older stores to commit before asking
                 // for the line); the store commits, in order, once it has the line
                 // and every older store has committed. The line stays ours until then.
-                let start = issued.max(l.busy_until);
-                let commit = (start + lat).max(after);
+                let commit = (issued.max(l.busy_until) + lat).max(after);
                 l.busy_until = commit;
-                if miss {
-                    l.invalidated_at = start;
-                }
                 if commit > now {
                     // Until it commits, the other copies stay valid, with the old value.
                     l.pending.retain(|p| p.commit > now);
@@ -528,12 +520,8 @@ impl Memory {
                 let (lat, miss) = self.ownership(x, line);
                 let lat = self.jitter(x, lat + self.fabric.atomic_ns);
                 let l = &mut self.lines[line as usize];
-                let start = drained.max(l.busy_until);
-                let done = start + lat;
+                let done = drained.max(l.busy_until) + lat;
                 l.busy_until = done;
-                if miss {
-                    l.invalidated_at = start;
-                }
                 self.take(x, line);
                 Timing {
                     done,
@@ -542,32 +530,6 @@ impl Memory {
                     stale: false,
                 }
             }
-        }
-    }
-
-    /// The re-read of a spinner woken by a write to `line` (its copy was invalidated):
-    /// a load, except that a miss was sent when the invalidation reached the spinner,
-    /// at the start of the writer's read-for-ownership, not at the write's commit.
-    /// The data comes when the line is free and a transfer after the request left:
-    /// the re-read overlaps the writer's ownership request, so a store hand-off to a
-    /// spinner costs one transfer, not two (the load/store hand-off measured on a
-    /// real host costs what one load of a modified line costs).
-    #[inline]
-    pub fn woken_load(&mut self, x: u32, line: u32, now: u64) -> Timing {
-        if let Some(t) = self.read_before_commit(x, line, now) {
-            return t;
-        }
-        let l = &self.lines[line as usize];
-        if l.sharers.contains(x) {
-            return self.access(x, line, Kind::Load, now);
-        }
-        let sent = l.invalidated_at.min(now);
-        let done = self.read_miss(x, line, now, Some(sent));
-        Timing {
-            done,
-            visible: done,
-            miss: true,
-            stale: false,
         }
     }
 
@@ -656,10 +618,8 @@ impl Memory {
     }
 
     /// A read miss by `x` issued at `at` (`x` holds no copy): when its data arrives.
-    /// `sent`: when the request left, if before `at` (a woken spinner's re-read); its
-    /// data then arrives a transfer after that, but not before the line is free.
     #[inline]
-    fn read_miss(&mut self, x: u32, line: u32, at: u64, sent: Option<u64>) -> u64 {
+    fn read_miss(&mut self, x: u32, line: u32, at: u64) -> u64 {
         let fab = &self.fabric;
         let l = &self.lines[line as usize];
         let (lat, after) = if l.owner != NONE {
@@ -681,11 +641,7 @@ impl Memory {
         let lat = self.jitter(x, lat);
         let l = &mut self.lines[line as usize];
         let s = at.max(l.busy_until);
-        let done = match sent {
-            Some(sent) => s.max(sent + lat),
-            None => s + lat,
-        }
-        .max(after);
+        let done = (s + lat).max(after);
         l.busy_until = s + occupancy;
         l.owner = NONE;
         l.sharers.insert(x);

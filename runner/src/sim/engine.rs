@@ -201,7 +201,7 @@ impl Core {
         let a = self.slots[tid as usize].watch;
         self.counters.ops += 1;
         self.counters.wakes += 1;
-        let t = self.mem.woken_load(tid, a.line, self.now);
+        let t = self.mem.access(tid, a.line, Kind::Load, self.now);
         if t.miss {
             self.counters.misses += 1;
         }

@@ -44,82 +44,69 @@ fn load_store_round_trip(m: &Spec, placement: PlacementKind) -> u64 {
     (stamps[1].get() - stamps[0].get()) / (ROUNDS - 1 - 10)
 }
 
-/// Each pass of a load/store ping-pong across sockets is one remote transfer: the
-/// writer's read-for-ownership invalidates the reader's copy (an upgrade, priced by
-/// default as a whole transfer), and the reader's re-read, sent when the invalidation
-/// reaches it, arrives a transfer after that, as the upgrade completes. (On the
-/// development VM a load/store hand-off costs 53 ns one way, a timed load of a
-/// modified line 54 ns and a locked add on a shared line 54 ns: the two overlap.)
+/// Each pass of a load/store ping-pong across sockets is two remote transfers: the
+/// writer's read-for-ownership (which invalidates the reader's copy: an upgrade, the
+/// writer read the line last, priced by default as a whole transfer) and the reader's
+/// re-read of the written line.
 #[test]
-fn ping_pong_across_sockets_costs_one_remote_transfer_per_pass() {
+fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
     let m = spec(2, 2, 1, 10, 50, 190);
     let sl = slots(&m, PlacementKind::Scatter, 2);
     assert_eq!(sl.0.distance(sl.1[0].cpu, sl.1[1].cpu).as_str(), "remote");
-    // Plus the re-read's occupancy of the line (5 ns), which the next store's
-    // read-for-ownership waits for.
     assert_eq!(
         load_store_round_trip(&m, PlacementKind::Scatter),
-        2 * (190 + 5)
-    );
-    // A cheaper upgrade does not shorten it: the re-read is the longer of the two
-    // (and its occupancy, now over before its data arrives, no longer delays anyone).
-    let mut cheap = m.clone();
-    cheap.costs.memory.upgrade_ppm = 250_000;
-    assert_eq!(
-        load_store_round_trip(&cheap, PlacementKind::Scatter),
-        2 * 190
+        2 * 2 * 190
     );
 }
 
-/// An upgrade (a read-modify-write by a core that holds a shared copy) costs
-/// `upgrade` × the transfer from the other sharer, plus the atomic: with
-/// `upgrade = 0.25` across sockets 0.25 × 190 = 47.5 → 48, + 5 = 53 ns; by default a
-/// whole transfer, 195 ns. A line the other core holds modified costs a whole
-/// transfer whatever `upgrade` says.
+/// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
+/// quarter of the transfer for its read-for-ownership (rounded to the ns: 47.5 → 48),
+/// and the reader's re-read a whole one: 238 ns per pass.
 #[test]
 fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
-    let rmw_after = |upgrade_ppm: u32, other_writes: bool| -> u64 {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.upgrade_ppm = upgrade_ppm;
-        let sl = slots(&m, PlacementKind::Scatter, 2);
-        let mach = machine(&m, &sl, 1, 1);
-        let a = Addr::new(0, 0);
-        let took = Cell::new(0);
-        let envs = [mach.env(0), mach.env(1)];
-        let futs: Vec<Fut> = vec![
-            Box::pin(async {
-                let e = &envs[0];
-                e.load(a, Relaxed).await;
-                e.work(1_000 - e.now()).await;
-                let t0 = e.now();
-                e.fetch_add(a, 1, Relaxed).await;
-                took.set(e.now() - t0);
-            }),
-            Box::pin(async {
-                let e = &envs[1];
-                e.work(500).await;
-                if other_writes {
-                    e.store(a, 7, Relaxed).await;
-                } else {
-                    e.load(a, Relaxed).await;
-                }
-            }),
-        ];
-        run_all(&mach, futs);
-        took.get()
-    };
-    assert_eq!(rmw_after(250_000, false), 48 + 5);
-    assert_eq!(rmw_after(1_000_000, false), 190 + 5);
-    assert_eq!(rmw_after(250_000, true), 190 + 5);
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.upgrade_ppm = 250_000;
+    assert_eq!(
+        load_store_round_trip(&m, PlacementKind::Scatter),
+        2 * (48 + 190)
+    );
+    // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one
+    // whole transfer plus the atomic per pass, whatever `upgrade` says.
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 1, 1);
+    let a = Addr::new(0, 0);
+    let stamps: [Cell<u64>; 2] = Default::default();
+    const ROUNDS: u64 = 60;
+    async fn player<E: Env>(e: &E, a: Addr, me: u64, stamps: &[Cell<u64>; 2]) {
+        for i in 0..ROUNDS {
+            let want = 2 * i + me;
+            while e.cas(a, want, want + 1, Relaxed).await.is_err() {}
+            if me == 0 && i == 10 {
+                stamps[0].set(e.now());
+            }
+            if me == 0 && i == ROUNDS - 1 {
+                stamps[1].set(e.now());
+            }
+        }
+    }
+    let envs = [mach.env(0), mach.env(1)];
+    let mut futs: Vec<Fut> = vec![
+        Box::pin(player(&envs[0], a, 0, &stamps)),
+        Box::pin(player(&envs[1], a, 1, &stamps)),
+    ];
+    let out = mach.run(&mut futs, u64::MAX);
+    assert_eq!(out.finished, 2);
+    let per_round = (stamps[1].get() - stamps[0].get()) / (ROUNDS - 1 - 10);
+    // The failed CASes of the waiting side take the line too; a pass ends when the
+    // winner's CAS completes, at least one transfer plus the atomic after the last.
+    assert!(per_round >= 2 * (190 + 5), "{per_round}");
 }
 
 /// A TTAS release starts a herd: every spinner re-reads the freed line and swaps,
 /// and the swaps (read-for-ownership plus atomic, 55 ns each) queue on the line. The
-/// release commits one transfer after it (50 ns), when the first re-read (sent at
-/// the invalidation) arrives; the k re-reads hold the line 5 ns each, then the first
-/// re-reader's swap wins: 50 + 5k + 55 after the release. The line stays busy one
-/// swap per spinner after that, which a reader arriving behind the herd pays (then
-/// one transfer from the last swapper).
+/// first re-reader wins two transfers and one swap after the release; the line stays
+/// busy one swap per spinner after that, which a reader arriving behind the herd
+/// pays (then one transfer from the last swapper).
 #[test]
 fn a_ttas_release_starts_a_herd_of_swaps_one_rfo_each() {
     let m = spec(1, 16, 1, 10, 50, 190);
@@ -156,22 +143,20 @@ fn a_ttas_release_starts_a_herd_of_swaps_one_rfo_each() {
             }));
         }
         run_all(&mach, futs);
-        let first = 1_000 + 50 + 5 * k + 55;
-        assert_eq!(grants.borrow()[0], first, "k = {k}");
-        assert_eq!(probe.get(), first + (k - 1) * 55 + 50, "k = {k}");
+        assert_eq!(grants.borrow()[0], 1_000 + 50 + 50 + 55, "k = {k}");
+        assert_eq!(probe.get(), 1_155 + (k - 1) * 55 + 50, "k = {k}");
     }
 }
 
-/// An MCS hand-off: the successor sees its flag one transfer after the release store
-/// (the releaser's read-for-ownership of the successor's line, with which the
-/// successor's re-read, sent when its copy is invalidated, overlaps), whatever the
-/// number of waiters (local spinning).
+/// An MCS hand-off: the successor sees its flag two transfers after the release
+/// store (the releaser's read-for-ownership of the successor's line, then the
+/// successor's re-read), whatever the number of waiters (local spinning).
 #[test]
-fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
+fn mcs_handoff_is_two_transfers_and_does_not_grow_with_waiters() {
     let m = spec(4, 4, 1, 10, 50, 190);
     for threads in [4, 16] {
         // Scatter: consecutive threads on different sockets, FIFO order keeps
-        // hand-offs mostly remote; one socket (compact, 4 threads): all at 50 ns.
+        // hand-offs mostly remote; one socket (compact, 4 threads): all at 2 × 50 ns.
         let r = Single {
             placement: PlacementKind::Compact,
             threads: threads.min(4),
@@ -185,7 +170,7 @@ fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
         }
         .run(&m);
         assert_eq!(r.violations, 0);
-        assert_eq!(r.mean_handoff_ns, 50.0);
+        assert_eq!(r.mean_handoff_ns, 100.0);
         let r = Single {
             placement: PlacementKind::Scatter,
             threads,
@@ -199,11 +184,11 @@ fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
         }
         .run(&m);
         assert_eq!(r.violations, 0);
-        // FIFO over threads on distinct sockets in turn: every hand-off is remote, one
-        // remote transfer, up to one more when the release queues behind the
+        // FIFO over threads on distinct sockets in turn: every hand-off is remote, two
+        // remote transfers, up to one more when the release queues behind the
         // successor's own successor linking into the same node line.
         assert!(
-            r.mean_handoff_ns >= 190.0 && r.mean_handoff_ns <= 2.0 * 190.0,
+            r.mean_handoff_ns >= 2.0 * 190.0 && r.mean_handoff_ns <= 3.0 * 190.0,
             "{}",
             r.mean_handoff_ns
         );
@@ -211,8 +196,8 @@ fn mcs_handoff_is_one_transfer_and_does_not_grow_with_waiters() {
 }
 
 /// A FIFO lock at saturation: throughput = 1 / (critical section + hand-off), where
-/// the MCS hand-off on one socket is one transfer (the read-for-ownership of the
-/// successor's flag, with which its re-read overlaps) and the data lines one more: their misses overlap,
+/// the MCS hand-off on one socket is two transfers (read-for-ownership of the
+/// successor's flag, its re-read) and the data lines one more: their misses overlap,
 /// and the stores after them are buffered. (The releaser's read of its `next`
 /// pointer is a hit: the successor's write to that line woke the releaser's own spin
 /// on the flag in the same line, which re-read it while the releaser was still
@@ -235,7 +220,7 @@ fn fifo_lock_throughput_at_saturation() {
     .run(&m);
     assert_eq!(r.violations, 0);
     let period = 1_000_000.0 / r.acquisitions as f64;
-    let expect = (cs + 50 + 50) as f64;
+    let expect = (cs + 2 * 50 + 50) as f64;
     assert!(
         (period - expect).abs() <= 0.02 * expect,
         "period {period} ns, expected {expect}"
@@ -254,11 +239,8 @@ fn fifo_lock_throughput_at_saturation() {
 }
 
 /// A release invalidates every copy of the line and commits when the farthest copy
-/// is gone; the next holder's re-read, sent when its copy was invalidated, arrives
-/// then, or a transfer after it left if that is later. A ticket lock spins globally:
-/// its next holder on the releaser's socket waits for the remote invalidation as soon
-/// as a later ticket spins on the other socket (190 ns; on one socket 50 ns, + 5 ns
-/// for the other local spinner's re-read served first).
+/// is gone. A ticket lock spins globally: its next holder on the releaser's socket
+/// pays a remote invalidation as soon as a later ticket spins on the other socket.
 /// An MCS waiter spins on its own node, which only its successor also writes (to
 /// link in): with that successor on the same socket, remote waiters further back
 /// cost the hand-off nothing.
@@ -297,10 +279,10 @@ fn a_global_spin_pays_the_farthest_invalidation_a_local_one_does_not() {
         run_all(&mach, futs);
         granted.get() - released.get()
     };
-    assert_eq!(handoff(Kind::Ticket, false), 50 + 5);
-    assert_eq!(handoff(Kind::Ticket, true), 190);
-    assert_eq!(handoff(Kind::Mcs, false), 50);
-    assert_eq!(handoff(Kind::Mcs, true), 50);
+    assert_eq!(handoff(Kind::Ticket, false), 50 + 50);
+    assert_eq!(handoff(Kind::Ticket, true), 190 + 50);
+    assert_eq!(handoff(Kind::Mcs, false), 50 + 50);
+    assert_eq!(handoff(Kind::Mcs, true), 50 + 50);
 }
 
 #[test]
@@ -540,9 +522,8 @@ fn run_all<'a>(mach: &'a super::Machine, futs: Vec<Fut<'a>>) {
 }
 
 /// x86-TSO: a store retires into the store buffer and its issuer goes on at once.
-/// A reader spinning on the line sees the value one transfer after the store: the
-/// store's read-for-ownership invalidates the reader's copy, and the reader's
-/// re-read, sent then, arrives as the store commits.
+/// A reader spinning on the line sees the value one read-for-ownership (which
+/// invalidates the reader's copy) plus one read after the store.
 #[test]
 fn a_store_does_not_stall_its_issuer() {
     let m = spec(2, 2, 1, 10, 50, 190);
@@ -566,7 +547,7 @@ fn a_store_does_not_stall_its_issuer() {
         ],
     );
     assert_eq!(after_store.get(), 1_000);
-    assert_eq!(seen.get(), 1_000 + 190);
+    assert_eq!(seen.get(), 1_000 + 190 + 190);
 }
 
 /// A read-modify-write is one read-for-ownership plus the atomic (again only the
@@ -689,11 +670,10 @@ fn a_full_store_buffer_stalls_until_the_oldest_store_commits() {
     assert_eq!(t, vec![1_000, 1_000, 1_190]);
 }
 
-/// One write wakes every spinner on the line, and each pays one read, sent when the
-/// write's read-for-ownership invalidated its copy: the first from the writer (a
-/// transfer), the others from the LLC (20 ns), not before the first's data has
-/// arrived, each holding the line 5 ns from the commit on. So 12 spinners on one
-/// socket all see the value within 55 ns of the commit, where a full transfer each
+/// One write wakes every spinner on the line, and each pays one read: the first
+/// from the writer (a transfer), the others from the LLC (20 ns), not before the
+/// first's data has arrived, each holding the line 5 ns. So 12 spinners on one
+/// socket all see the value within 25 ns of each other, where a full transfer each
 /// would take 12 × 50 ns.
 #[test]
 fn spinners_woken_by_one_write_each_pay_one_read() {
@@ -714,13 +694,15 @@ fn spinners_woken_by_one_write_each_pay_one_read() {
         }));
     }
     run_all(&mach, futs);
-    // The write's read-for-ownership starts at 1000 and commits at 1050. Spinner k
-    // (1-based) is served at 1050 + 5 (k - 1), its data sent at 1000 + 50 (the
-    // first) or + 20 (the LLC), not before 1050.
+    // The write commits at 1050 (invalidating the spinners' copies: one transfer).
+    // Spinner k (1-based) reads at 1050 + 5 (k - 1): the first gets the line at 1100,
+    // the next ones at max(their start + 20, 1100).
     let mut t: Vec<u64> = seen.iter().map(Cell::get).collect();
     t.sort_unstable();
-    let expect: Vec<u64> = (0..12).map(|k| 1_050 + 5 * k).collect();
-    assert_eq!(t, expect);
+    assert_eq!(
+        t,
+        vec![1100, 1100, 1100, 1100, 1100, 1100, 1100, 1105, 1110, 1115, 1120, 1125]
+    );
 }
 
 /// Independent misses (prefetched, as an out-of-order core issues them) overlap
@@ -838,10 +820,7 @@ fn buffered_stores_fetch_their_lines_together() {
 /// A store is visible at its commit: until then a thread holding a copy of the line
 /// keeps reading the old value from it, at no cost, and a thread without one gets
 /// the old value from the writer (one transfer) if it arrives before the commit. A
-/// spinner holding the old value gets the new one at the commit: its re-read was
-/// sent when the store's read-for-ownership invalidated its copy (at 1000, long done
-/// by then). A real core could lose the line to that re-read before its store
-/// commits and have to fetch it again; the model does not.
+/// spinner holding the old value re-reads when the store commits.
 #[test]
 fn a_store_is_invisible_until_it_commits() {
     let m = spec(2, 3, 1, 10, 50, 190);
@@ -889,10 +868,7 @@ fn a_store_is_invisible_until_it_commits() {
     );
     let t: Vec<u64> = stamps.iter().map(Cell::get).collect();
     assert_eq!((t[0], t[1]), (1, 1_050), "old value, from its own copy");
-    assert_eq!(
-        t[2], 1_190,
-        "re-read sent at the invalidation, served at the commit"
-    );
+    assert_eq!(t[2], 1_190 + 50, "re-read at the commit: one transfer");
     assert_eq!((t[3], t[4]), (1, 1_100 + 50), "old value, from the writer");
 }
 

@@ -109,11 +109,12 @@ impl Params<'_> {
         let window = stats.window();
         let mut ops = 0;
         loop {
+            // Before the request's start: the loop's own instructions are no wait.
+            env.overhead().await;
             let t0 = env.now();
             if t0 >= end_ns {
                 break;
             }
-            env.overhead().await;
             let (class, items) = pick(mix, &class_of, total, env);
             local.arrive(env, 0);
             stats.wait(Waiting::new(class, 0, t0));

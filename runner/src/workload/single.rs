@@ -68,6 +68,8 @@ macro_rules! operation {
     ($p:expr, $locks:expr, $t:expr, $ops:expr, $run:ident) => {{
         let (p, locks, env) = (&$p, $locks, $t.env);
         let lock = locks.get(0);
+        // Before the acquisition's start: the loop's own instructions are no wait.
+        $run!(env.overhead());
         let t0 = env.acquire_start();
         if t0 >= $t.end_ns {
             // Once per run. Telling the compiler so makes the driven loop hot to it,
@@ -75,7 +77,6 @@ macro_rules! operation {
             crate::locks::cold_path();
             false
         } else {
-            $run!(env.overhead());
             let local = &mut *$t.local;
             local.arrive(env, 0);
             $t.stats.wait(Waiting::new(0, 0, t0));

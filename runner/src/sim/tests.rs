@@ -10,33 +10,39 @@ use std::sync::atomic::Ordering::Relaxed;
 
 type Fut<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
-/// Two CPUs pass a value back and forth through one line (each waits with loads and
-/// answers with a store, `locklab topo --measure`'s load/store ping-pong); the time of
-/// one round trip.
-fn load_store_round_trip(m: &Spec, placement: PlacementKind) -> u64 {
-    let sl = slots(m, placement, 2);
+/// Two CPUs pass a value back and forth through one line, as `locklab topo
+/// --measure`'s ping-pongs do: each waits with loads and answers with a store, or
+/// (`by_cas`) takes its turn with a compare-and-swap; the time of one round trip.
+fn round_trip(m: &Spec, by_cas: bool) -> u64 {
+    let sl = slots(m, PlacementKind::Scatter, 2);
     let mach = machine(m, &sl, 1, 1);
     let a = Addr::new(0, 0);
     let stamps: [Cell<u64>; 2] = Default::default();
     const ROUNDS: u64 = 110;
-    async fn player<E: Env>(e: &E, a: Addr, me: u64, stamps: &[Cell<u64>; 2]) {
+    async fn player<E: Env>(e: &E, a: Addr, me: u64, by_cas: bool, stamps: &[Cell<u64>; 2]) {
         for i in 0..ROUNDS {
             let want = 2 * i + me;
-            e.wait_until(a, Relaxed, |v| v == want).await;
+            if by_cas {
+                while e.cas(a, want, want + 1, Relaxed).await.is_err() {}
+            } else {
+                e.wait_until(a, Relaxed, |v| v == want).await;
+            }
             if me == 0 && i == 10 {
                 stamps[0].set(e.now());
             }
             if me == 0 && i == ROUNDS - 1 {
                 stamps[1].set(e.now());
             }
-            e.store(a, want + 1, Relaxed).await;
+            if !by_cas {
+                e.store(a, want + 1, Relaxed).await;
+            }
         }
     }
     let envs = [mach.env(0), mach.env(1)];
     {
         let mut futs: Vec<Fut> = vec![
-            Box::pin(player(&envs[0], a, 0, &stamps)),
-            Box::pin(player(&envs[1], a, 1, &stamps)),
+            Box::pin(player(&envs[0], a, 0, by_cas, &stamps)),
+            Box::pin(player(&envs[1], a, 1, by_cas, &stamps)),
         ];
         let out = mach.run(&mut futs, u64::MAX);
         assert_eq!(out.finished, 2);
@@ -53,10 +59,7 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
     let m = spec(2, 2, 1, 10, 50, 190);
     let sl = slots(&m, PlacementKind::Scatter, 2);
     assert_eq!(sl.0.distance(sl.1[0].cpu, sl.1[1].cpu).as_str(), "remote");
-    assert_eq!(
-        load_store_round_trip(&m, PlacementKind::Scatter),
-        2 * 2 * 190
-    );
+    assert_eq!(round_trip(&m, false), 2 * 2 * 190);
 }
 
 /// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
@@ -66,37 +69,10 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
 fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
     m.costs.memory.upgrade_ppm = 250_000;
-    assert_eq!(
-        load_store_round_trip(&m, PlacementKind::Scatter),
-        2 * (48 + 190)
-    );
+    assert_eq!(round_trip(&m, false), 2 * (48 + 190));
     // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one
     // whole transfer plus the atomic per pass, whatever `upgrade` says.
-    let sl = slots(&m, PlacementKind::Scatter, 2);
-    let mach = machine(&m, &sl, 1, 1);
-    let a = Addr::new(0, 0);
-    let stamps: [Cell<u64>; 2] = Default::default();
-    const ROUNDS: u64 = 60;
-    async fn player<E: Env>(e: &E, a: Addr, me: u64, stamps: &[Cell<u64>; 2]) {
-        for i in 0..ROUNDS {
-            let want = 2 * i + me;
-            while e.cas(a, want, want + 1, Relaxed).await.is_err() {}
-            if me == 0 && i == 10 {
-                stamps[0].set(e.now());
-            }
-            if me == 0 && i == ROUNDS - 1 {
-                stamps[1].set(e.now());
-            }
-        }
-    }
-    let envs = [mach.env(0), mach.env(1)];
-    let mut futs: Vec<Fut> = vec![
-        Box::pin(player(&envs[0], a, 0, &stamps)),
-        Box::pin(player(&envs[1], a, 1, &stamps)),
-    ];
-    let out = mach.run(&mut futs, u64::MAX);
-    assert_eq!(out.finished, 2);
-    let per_round = (stamps[1].get() - stamps[0].get()) / (ROUNDS - 1 - 10);
+    let per_round = round_trip(&m, true);
     // The failed CASes of the waiting side take the line too; a pass ends when the
     // winner's CAS completes, at least one transfer plus the atomic after the last.
     assert!(per_round >= 2 * (190 + 5), "{per_round}");

@@ -440,27 +440,24 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     };
     // Five rounds, each scenario's median; the lowest median of each (a shared host
     // slows whole rounds down, never speeds one up).
-    let mut best: Option<LineStateCosts> = None;
+    let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
         let owned = one(Prepare::Nothing, true)?;
         // The timer with a load that hits: what every figure includes besides the
         // access itself.
         let hit = one(Prepare::Nothing, false)?;
-        let r = LineStateCosts {
+        rounds.push(LineStateCosts {
             load_modified: one(Prepare::Modify, false)? - hit,
             rmw_modified: one(Prepare::Modify, true)? - hit,
             rmw_shared: one(Prepare::Read, true)? - hit,
             rmw_owned: owned - hit,
-        };
-        best = Some(match best {
-            None => r,
-            Some(b) => LineStateCosts {
-                load_modified: b.load_modified.min(r.load_modified),
-                rmw_modified: b.rmw_modified.min(r.rmw_modified),
-                rmw_shared: b.rmw_shared.min(r.rmw_shared),
-                rmw_owned: b.rmw_owned.min(r.rmw_owned),
-            },
         });
     }
-    best
+    let min = |f: fn(&LineStateCosts) -> f64| rounds.iter().map(f).fold(f64::INFINITY, f64::min);
+    Some(LineStateCosts {
+        load_modified: min(|r| r.load_modified),
+        rmw_modified: min(|r| r.rmw_modified),
+        rmw_shared: min(|r| r.rmw_shared),
+        rmw_owned: min(|r| r.rmw_owned),
+    })
 }

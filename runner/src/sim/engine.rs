@@ -112,8 +112,6 @@ pub(crate) struct Core {
     pub(crate) mem: Memory,
     slots: Vec<Slot>,
     pause_ns: u64,
-    /// The topology's `overhead`: per workload operation (`Env::overhead`).
-    overhead_ns: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -377,6 +375,9 @@ pub struct Machine {
     instr: Instr,
     nodes: Vec<u32>,
     seeds: Vec<u64>,
+    /// The topology's `overhead`: per workload operation (`Env::overhead`). Constant,
+    /// so outside the `RefCell` the event loop borrows.
+    overhead_ns: u64,
 }
 
 /// How a simulation ended.
@@ -421,13 +422,13 @@ impl Machine {
                     n
                 ],
                 pause_ns: config.pause_ns,
-                overhead_ns: costs.overhead_ns,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),
             instr: Instr::default(),
             nodes: slots.iter().map(|s| s.node).collect(),
             seeds,
+            overhead_ns: costs.overhead_ns,
         }
     }
 
@@ -730,7 +731,7 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn overhead(&self) -> impl Future<Output = ()> {
-        let ns = self.m.core.borrow().overhead_ns;
+        let ns = self.m.overhead_ns;
         // No event at all without an overhead: the records of a topology without one
         // stay what they were.
         async move {

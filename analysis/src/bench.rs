@@ -198,6 +198,7 @@ fn bench_plan(points: usize) -> Plan {
             quick_duration_ns: 1_000_000,
             quick_warmup_ns: 0,
             quick_repetitions: 1,
+            recording: Default::default(),
         },
         axes: vec![
             Axis {
@@ -306,7 +307,7 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
         acquisitions: tp as u64,
         ops: tp as u64,
         waits_censored: THREADS as u64,
-        reacquisitions: 0,
+        reacquisitions: Some(0),
         throughput_ops_s: tp,
         cpu_ns_per_acq: f64::NAN,
         overhead_ns: f64::NAN,
@@ -347,7 +348,7 @@ fn bench_record(plan: &Plan, i: usize, rep: u32) -> RunRecord {
             class: "lock".into(),
             acquisitions: (tp / THREADS as f64) as u64 + t as u64,
             waits_censored: 1,
-            reacquisitions: 0,
+            reacquisitions: Some(0),
             share: 1.0 / THREADS as f64,
             wait_p50_ns: 1e4 + t as f64,
             wait_p99_ns: 1e5 * jitter + 10.0 * t as f64,

@@ -232,6 +232,37 @@ pub struct RunSpec {
     pub quick_duration_ns: u64,
     pub quick_warmup_ns: u64,
     pub quick_repetitions: u32,
+    /// How native runs record acquisitions (the simulator records every one, at no
+    /// cost, whatever this says).
+    #[serde(default)]
+    pub recording: Recording,
+}
+
+/// How much of each acquisition a native run records (`run { recording = ... }`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recording {
+    /// Every grant in order (bypass, hand-offs, re-acquisitions: one shared
+    /// instrumentation line written by each new holder) and every wait that did not
+    /// end at the first attempt.
+    #[default]
+    Exact,
+    /// Nothing shared: the wait and hold of one acquisition in about
+    /// `acquisitions_timed_every` (at random), and per-thread acquisition counts;
+    /// bypass, hand-offs and re-acquisitions are not measured. What a throughput
+    /// comparison with a benchmark that records nothing needs.
+    Sampled,
+}
+
+impl Recording {
+    pub const ALL: [Recording; 2] = [Recording::Exact, Recording::Sampled];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recording::Exact => "exact",
+            Recording::Sampled => "sampled",
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -55,9 +55,10 @@ pub struct PointRecord {
     /// and bypass with their length up to the end (lower bounds).
     #[serde(default)]
     pub waits_censored: u64,
-    /// Grants to the thread that held the lock last (not hand-offs).
+    /// Grants to the thread that held the lock last (not hand-offs); `None` where the
+    /// grant order was not recorded (native `recording = sampled`).
     #[serde(default)]
-    pub reacquisitions: u64,
+    pub reacquisitions: Option<u64>,
     pub throughput_ops_s: f64,
     pub cpu_ns_per_acq: f64,
     pub overhead_ns: f64,
@@ -114,7 +115,7 @@ pub struct ThreadRecord {
     #[serde(default)]
     pub waits_censored: u64,
     #[serde(default)]
-    pub reacquisitions: u64,
+    pub reacquisitions: Option<u64>,
     pub share: f64,
     pub wait_p50_ns: f64,
     pub wait_p99_ns: f64,

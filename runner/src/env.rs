@@ -204,6 +204,14 @@ pub trait Env {
     fn acquire_held(&self, granted: u64) -> Option<u64> {
         Some(self.now() - granted)
     }
+    /// Whether the acquisition `acquire_start` began is recorded: its wait, grant
+    /// and hold. Always in the simulator and natively by default; natively under
+    /// `recording = sampled`, one in about `acquisitions_timed_every`, and the
+    /// others are only counted (`ThreadStats::count_acquire`).
+    #[inline(always)]
+    fn recorded(&self) -> bool {
+        true
+    }
     /// The current acquisition could not be granted at once: natively its wait is
     /// timed from the first call. `wait_until` (when its first check fails) and
     /// `pause` imply it; lock code that waits some other way (the real OS mutexes)
@@ -244,6 +252,9 @@ pub enum Handoff {
     Reacquired,
     /// Handed over by another thread, on this node.
     From(u32),
+    /// Not recorded: the executor keeps no grant order (native `recording =
+    /// sampled`), so neither whom the lock came from nor the bypass is known.
+    Unrecorded,
 }
 
 impl Handoff {

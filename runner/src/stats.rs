@@ -220,6 +220,8 @@ pub struct ThreadStats {
     fairness_window_ns: u64,
     /// The wait in progress, between `wait` and `granted`.
     waiting: Option<Waiting>,
+    /// Grants are recorded in order (bypass, hand-offs, re-acquisitions measured).
+    grant_order: bool,
     /// Thread CPU time over the window (native only).
     pub cpu_ns: Option<u64>,
 }
@@ -255,6 +257,7 @@ impl ThreadStats {
             window_counts: vec![0; windows],
             fairness_window_ns,
             waiting: None,
+            grant_order: true,
             cpu_ns: None,
         }
     }
@@ -349,6 +352,9 @@ impl ThreadStats {
                 Some(Some(h)) => h.add(0),
                 _ => return self.record_acquire_in_full(class, granted_ns, 0, bypass, from),
             },
+            Handoff::Unrecorded => {
+                return self.record_acquire_in_full(class, granted_ns, 0, bypass, from)
+            }
         }
         let c = &mut self.classes[class];
         c.acquisitions += 1;
@@ -369,11 +375,16 @@ impl ThreadStats {
     ) {
         let c = &mut self.classes[class];
         c.acquisitions += 1;
-        c.add_wait(wait_ns, bypass, false);
-        self.bypass_sum += bypass as u128;
-        self.bypass_n += 1;
+        if from == Handoff::Unrecorded {
+            // The wait, without the grant order it was not recorded with.
+            c.add_wait(wait_ns, 0, false);
+        } else {
+            c.add_wait(wait_ns, bypass, false);
+            self.bypass_sum += bypass as u128;
+            self.bypass_n += 1;
+        }
         match from {
-            Handoff::Unheld => {}
+            Handoff::Unheld | Handoff::Unrecorded => {}
             Handoff::Reacquired => c.reacquisitions += 1,
             Handoff::From(node) => {
                 let h = match self.handoffs.get_mut(node as usize) {
@@ -388,6 +399,29 @@ impl ThreadStats {
                 *slot += 1;
             }
         }
+    }
+
+    /// `n` acquisitions of `class` granted at `granted_ns` that are counted but not
+    /// recorded (native `recording = sampled`: their waits were not timed and the
+    /// grant order is not kept). Ignored outside the measured window.
+    pub fn count_acquires(&mut self, class: usize, granted_ns: u64, n: u64) {
+        if n == 0 || !self.window.contains(granted_ns) {
+            return;
+        }
+        self.classes[class].acquisitions += n;
+        if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
+            if let Some(slot) = self.window_counts.get_mut(w as usize) {
+                *slot += n as u32;
+            }
+        }
+    }
+
+    /// This thread's grants are not recorded in order (native `recording =
+    /// sampled`): its bypass and re-acquisitions, and the point's, are not measured
+    /// (NaN, none) rather than zero.
+    pub fn without_grant_order(mut self) -> Self {
+        self.grant_order = false;
+        self
     }
 
     /// The hand-offs from node `i`, created empty (out of line: once per node).
@@ -518,6 +552,8 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let per_thread: Vec<u64> = threads.iter().map(|t| t.total_acquisitions()).collect();
     let acquisitions: u64 = per_thread.iter().sum();
     let f = fairness(&per_thread);
+    // Bypass and re-acquisitions are measured only where every grant was recorded.
+    let ordered = threads.iter().all(|t| t.grant_order);
 
     // Point-level histograms merge every thread and class.
     let mut all_wait = new_hist();
@@ -627,7 +663,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         acquisitions,
         ops,
         waits_censored: censored,
-        reacquisitions,
+        reacquisitions: ordered.then_some(reacquisitions),
         throughput_ops_s: nan_if_zero_div(ops as f64, secs),
         cpu_ns_per_acq,
         overhead_ns,
@@ -647,14 +683,18 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         },
         wait_mean_ns: nan_if_zero_div(wait_sum as f64, all_wait.len() as f64),
         hold_mean_ns: nan_if_zero_div(hold_sum as f64, holds as f64),
-        bypass_max: if bypass_n == 0 {
+        bypass_max: if bypass_n == 0 || !ordered {
             f64::NAN
         } else {
             bypass_max as f64
         },
         wait_max_censored: censored_max.0 > done_max.0,
         bypass_max_censored: censored_max.1 > done_max.1,
-        bypass_mean: nan_if_zero_div(bypass_sum as f64, bypass_n as f64),
+        bypass_mean: if ordered {
+            nan_if_zero_div(bypass_sum as f64, bypass_n as f64)
+        } else {
+            f64::NAN
+        },
         handoff_local_frac: nan_if_zero_div(handoff_local as f64, handoff_total as f64),
         cpu_wall_ratio,
         critical_nominal_ns: ctx.critical_nominal_ns,
@@ -694,7 +734,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 class: t.class_names[ci].clone(),
                 acquisitions: c.acquisitions,
                 waits_censored: c.censored,
-                reacquisitions: c.reacquisitions,
+                reacquisitions: t.grant_order.then_some(c.reacquisitions),
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
                 wait_p50_ns: quantile(&waits, 0.5),
                 wait_p99_ns: quantile(&waits, 0.99),
@@ -706,7 +746,11 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 },
                 wait_mean_ns: nan_if_zero_div(c.wait_sum as f64, waits.len() as f64),
                 hold_mean_ns: nan_if_zero_div(c.hold_sum as f64, c.holds as f64),
-                bypass_max: c.bypass_max as f64,
+                bypass_max: if t.grant_order {
+                    c.bypass_max as f64
+                } else {
+                    f64::NAN
+                },
                 wait_max_censored,
                 bypass_max_censored,
                 cpu_ns: t.cpu_ns.map(|c| c as f64).unwrap_or(f64::NAN),
@@ -856,8 +900,8 @@ mod tests {
         assert_eq!(starved.wait_mean_ns, 1_050.0);
         assert!(starved.wait_max_censored);
         // The re-acquisition is no hand-off: one hand-off, same node.
-        assert_eq!(r.point.reacquisitions, 1);
-        assert_eq!(r.threads[0].reacquisitions, 1);
+        assert_eq!(r.point.reacquisitions, Some(1));
+        assert_eq!(r.threads[0].reacquisitions, Some(1));
         assert_eq!(r.handoffs.len(), 1);
         assert_eq!(r.handoffs[0].count, 1);
         assert_eq!(r.point.handoff_local_frac, 1.0);
@@ -919,7 +963,7 @@ mod tests {
         for r in [&inline, &full] {
             assert_eq!(r.point.acquisitions, 4);
             assert_eq!(r.point.waits_censored, 1);
-            assert_eq!(r.point.reacquisitions, 1);
+            assert_eq!(r.point.reacquisitions, Some(1));
             assert_eq!(r.point.wait_max_ns, 40.0);
             assert!(!r.point.wait_max_censored);
             // The zero wait with 4 grants passing it holds the largest bypass.
@@ -933,6 +977,49 @@ mod tests {
             assert_eq!(r.handoffs[0].wait_max_ns, 40.0);
             assert_eq!(r.handoffs[0].wait_p50_ns, 1.0);
         }
+    }
+
+    #[test]
+    fn sampled_recording_counts_every_grant_and_measures_no_grant_order() {
+        // Native `recording = sampled`: a recorded acquisition in a few, the others
+        // counted in bulk at the clock reading they reused; no bypass, no hand-offs.
+        let run = |fairness_window_ns| {
+            let mut a = ThreadStats::new(0, 0, window(), &["lock"], fairness_window_ns)
+                .without_grant_order();
+            let mut b = ThreadStats::new(1, 0, window(), &["lock"], fairness_window_ns)
+                .without_grant_order();
+            a.count_acquires(0, 50, 7); // warm-up: ignored
+            a.record_acquire(0, 200, 30, 0, Handoff::Unrecorded);
+            a.count_acquires(0, 200, 5);
+            a.record_acquire(0, 700, 0, 0, Handoff::Unrecorded);
+            a.count_acquires(0, 700, 3);
+            a.count_acquires(0, 1_100, 4); // after the window: ignored
+            b.record_acquire(0, 300, 90, 0, Handoff::Unrecorded);
+            b.count_acquires(0, 300, 0);
+            b.wait(Waiting::new(0, 0, 1_000));
+            b.granted_after(1_150, 150, 0); // cut off at the end: 100
+            summarize(&ctx(), &[a, b])
+        };
+        for r in [run(0), run(500)] {
+            let p = &r.point;
+            assert_eq!(p.acquisitions, 11);
+            assert_eq!(r.threads[0].acquisitions, 10);
+            assert_eq!(r.threads[1].acquisitions, 1);
+            // The waits are the recorded ones only: 30, 0, 90 and 100 cut off.
+            assert_eq!(p.wait_max_ns, 100.0);
+            assert_eq!(p.wait_mean_ns, 55.0);
+            assert_eq!(p.waits_censored, 1);
+            // Not measured: not zero.
+            assert_eq!(p.reacquisitions, None);
+            assert_eq!(r.threads[0].reacquisitions, None);
+            assert!(p.bypass_max.is_nan() && p.bypass_mean.is_nan());
+            assert!(r.threads[1].bypass_max.is_nan());
+            assert!(p.handoff_local_frac.is_nan());
+            assert!(r.handoffs.is_empty());
+        }
+        // Counted acquisitions fall into their fairness windows too.
+        let windowed = run(500);
+        assert!(windowed.point.window_fairness_factor_max.is_finite());
     }
 
     #[test]

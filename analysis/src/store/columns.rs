@@ -8,10 +8,11 @@ use locklab_model::metrics::{self, Table};
 use locklab_model::records::{HandoffRecord, PointRecord, ThreadRecord};
 
 /// How a metric column is read from a record: counts are whole numbers (u64
-/// columns), measures f64 (NaN in the record, null in the table, where a metric does
-/// not apply).
+/// columns; `None` in the record, null in the table, where a count was not
+/// measured), measures f64 (NaN in the record, null in the table, where a metric
+/// does not apply).
 pub(super) enum Field<R> {
-    Count(fn(&R) -> u64),
+    Count(fn(&R) -> Option<u64>),
     Measure(fn(&R) -> f64),
 }
 
@@ -27,9 +28,9 @@ pub(super) type Fields<R> = &'static [(&'static str, Field<R>)];
 
 // Non-capturing closures coerce to fn pointers.
 pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
-    ("acquisitions", Field::Count(|p| p.acquisitions)),
-    ("ops", Field::Count(|p| p.ops)),
-    ("waits_censored", Field::Count(|p| p.waits_censored)),
+    ("acquisitions", Field::Count(|p| Some(p.acquisitions))),
+    ("ops", Field::Count(|p| Some(p.ops))),
+    ("waits_censored", Field::Count(|p| Some(p.waits_censored))),
     ("reacquisitions", Field::Count(|p| p.reacquisitions)),
     ("throughput_ops_s", Field::Measure(|p| p.throughput_ops_s)),
     ("cpu_ns_per_acq", Field::Measure(|p| p.cpu_ns_per_acq)),
@@ -74,8 +75,8 @@ pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
 ];
 
 pub(super) const THREAD_FIELDS: Fields<ThreadRecord> = &[
-    ("acquisitions", Field::Count(|t| t.acquisitions)),
-    ("waits_censored", Field::Count(|t| t.waits_censored)),
+    ("acquisitions", Field::Count(|t| Some(t.acquisitions))),
+    ("waits_censored", Field::Count(|t| Some(t.waits_censored))),
     ("reacquisitions", Field::Count(|t| t.reacquisitions)),
     ("share", Field::Measure(|t| t.share)),
     ("wait_p50_ns", Field::Measure(|t| t.wait_p50_ns)),
@@ -89,7 +90,7 @@ pub(super) const THREAD_FIELDS: Fields<ThreadRecord> = &[
 ];
 
 pub(super) const HANDOFF_FIELDS: Fields<HandoffRecord> = &[
-    ("count", Field::Count(|h| h.count)),
+    ("count", Field::Count(|h| Some(h.count))),
     ("wait_p50_ns", Field::Measure(|h| h.wait_p50_ns)),
     ("wait_p99_ns", Field::Measure(|h| h.wait_p99_ns)),
     ("wait_max_ns", Field::Measure(|h| h.wait_max_ns)),

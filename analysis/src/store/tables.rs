@@ -173,7 +173,10 @@ where
 fn metric_values<R>(table: Table, fields: Fields<R>, rows: &[&R]) -> Vec<Column> {
     metric_columns(table, fields)
         .map(|(name, field)| match field {
-            Field::Count(get) => c(name, rows.iter().map(|r| get(r)).collect::<Vec<u64>>()),
+            Field::Count(get) => c(
+                name,
+                rows.iter().map(|r| get(r)).collect::<Vec<Option<u64>>>(),
+            ),
             Field::Measure(get) => c(
                 name,
                 rows.iter().map(|r| applicable(get(r))).collect::<Vec<_>>(),

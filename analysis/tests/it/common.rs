@@ -97,6 +97,7 @@ pub fn plan() -> Plan {
             quick_duration_ns: MS,
             quick_warmup_ns: 0,
             quick_repetitions: 1,
+            recording: Default::default(),
         },
         axes: vec![
             Axis {
@@ -163,7 +164,7 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
         acquisitions: (tp * 0.2) as u64,
         ops: (tp * 0.2) as u64,
         waits_censored: n as u64 - 1,
-        reacquisitions: 0,
+        reacquisitions: Some(0),
         throughput_ops_s: tp,
         cpu_ns_per_acq: f64::NAN,
         overhead_ns: f64::NAN,
@@ -207,7 +208,7 @@ pub fn record(plan: &Plan, point: usize, mode: Mode, rep: u32) -> RunRecord {
             class: "lock".into(),
             acquisitions: 1000 + i as u64,
             waits_censored: 1,
-            reacquisitions: 0,
+            reacquisitions: Some(0),
             share: 1.0 / n as f64,
             wait_p50_ns: 400.0 + i as f64,
             // Rises with the CPU id: the double-lock gradient.

@@ -7,7 +7,7 @@ use crate::resolve::{Ctx, Env};
 use crate::syntax::{Entry, Val, ValKind};
 use crate::units::{same_type, value_noun};
 use locklab_model::cost::MAX_REPETITIONS;
-use locklab_model::plan::{Mode, RunSpec, Value};
+use locklab_model::plan::{Mode, Recording, RunSpec, Value};
 use std::collections::BTreeMap;
 
 /// How one mode narrows the sweep.
@@ -47,6 +47,7 @@ pub fn read(
             "duration",
             "warmup",
             "repetitions",
+            "recording",
             "quick",
             "sim",
             "native",
@@ -117,6 +118,11 @@ pub fn read(
     };
     let reps = o.get("repetitions").map_or(Some(1), |r| {
         ctx.count_in(env, file, r, "`repetitions`", 1..=MAX_REPETITIONS)
+    });
+    let names = Recording::ALL.map(Recording::as_str);
+    let recording = o.get("recording").map_or(Some(Recording::Exact), |r| {
+        ctx.choice(env, file, r, "recording", &names)
+            .and_then(|c| Recording::ALL.into_iter().find(|x| x.as_str() == c))
     });
     let (mut qd, mut qw, mut qr) = (None, None, Some(1));
     if let Some(q) = o.get("quick") {
@@ -314,7 +320,7 @@ pub fn read(
         Some(None) => return (None, specs),
         None => quick_duration / 10,
     };
-    let Some(qr) = qr else {
+    let (Some(qr), Some(recording)) = (qr, recording) else {
         return (None, specs);
     };
     if !ok {
@@ -329,6 +335,7 @@ pub fn read(
             quick_duration_ns: quick_duration,
             quick_warmup_ns: quick_warmup,
             quick_repetitions: qr,
+            recording,
         }),
         specs,
     )

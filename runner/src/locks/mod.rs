@@ -218,6 +218,10 @@ impl LocalState {
 
     #[inline(always)]
     fn mark<E: Env>(&mut self, env: &E, lock: usize, doorway: bool) {
+        // An acquisition that is only counted (`Env::recorded`) has no bypass.
+        if !env.recorded() {
+            return;
+        }
         let g = env.grants(lock);
         *self.entry(Entry::Arrival, lock) = g;
         let d = match self.doorways.get_mut(lock) {

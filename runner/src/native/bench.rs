@@ -7,17 +7,18 @@ use crate::env::{Env, LineAlloc};
 use crate::locks::{catalogue, with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{ThreadStats, Window};
 use crate::workload::{self, Locks};
-use locklab_model::plan::{Dist, LockAlgo, Workload};
+use locklab_model::plan::{Dist, LockAlgo, Recording, Workload};
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-fn env<'a>(arena: &'a Arena, work: &WorkLoop) -> NativeEnv<'a> {
+fn env<'a>(arena: &'a Arena, work: &WorkLoop, recording: Recording) -> NativeEnv<'a> {
     let config = EnvConfig {
         clock: Clock::host(),
         seed: 1,
         spin: Spin::Pure,
         work: *work,
         time_every: super::env::time_every(0.0),
+        recording,
     };
     NativeEnv::new(arena, 0, 1, 0, config)
 }
@@ -35,7 +36,7 @@ pub fn uncontended(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
             let mut alloc = LineAlloc::new();
             let lock = make(&mut alloc, ALONE);
             let arena = Arena::new(alloc.count() as usize, 1);
-            time_lock(&lock, &env(&arena, self.0), self.1)
+            time_lock(&lock, &env(&arena, self.0, Recording::Exact), self.1)
         }
     }
     with_lock(algo, Uncontended(work, iters))
@@ -58,9 +59,10 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
 
 /// ns per iteration of the single-lock workload loop with an empty critical section
 /// and no outside work: the lock plus the harness (clock reads, grant counters,
-/// histogram recording). Runs for about `iters` × 50 ns.
-pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
-    struct Harness<'a>(&'a WorkLoop, u64);
+/// histogram recording), recording as `recording` says. Runs for about `iters` × 50
+/// ns.
+pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64, recording: Recording) -> f64 {
+    struct Harness<'a>(&'a WorkLoop, u64, Recording);
     impl LockVisitor for Harness<'_> {
         type Output = f64;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
@@ -74,7 +76,7 @@ pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
             let mut alloc = LineAlloc::new();
             let locks = Locks::build(&shape, 1, &mut alloc, make);
             let arena = Arena::new(alloc.count() as usize, locks.len());
-            let env = env(&arena, self.0);
+            let env = env(&arena, self.0, self.2);
             // One LocalState for the thread's whole use of the locks (CLH nodes change
             // hands).
             let mut local = LocalState::new(0, locks.len());
@@ -87,6 +89,9 @@ pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
                     end_ns: end,
                 };
                 let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0);
+                if self.2 == Recording::Sampled {
+                    stats = stats.without_grant_order();
+                }
                 let ops =
                     workload::drive_thread(&BlockOn, &w, &locks, &env, &mut local, &mut stats, end);
                 let took = env.now() - start;
@@ -95,7 +100,7 @@ pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
             best
         }
     }
-    with_lock(algo, Harness(work, iters))
+    with_lock(algo, Harness(work, iters, recording))
 }
 
 /// A line of its own for a hand-written lock's words.
@@ -216,8 +221,10 @@ pub struct Row {
     pub lock: String,
     /// Uncontended acquire + release, ns.
     pub lock_ns: f64,
-    /// One single-lock workload iteration with an empty critical section, ns.
+    /// One single-lock workload iteration with an empty critical section, ns,
+    /// recording every acquisition (`recording = exact`) and one in 64 (`sampled`).
     pub harness_ns: f64,
+    pub sampled_ns: f64,
 }
 
 /// One row per lock of `locks::catalogue`.
@@ -227,7 +234,8 @@ pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
         .map(|(name, a)| Row {
             lock: name.into(),
             lock_ns: uncontended(work, &a, iters),
-            harness_ns: harness(work, &a, iters / 4),
+            harness_ns: harness(work, &a, iters / 4, Recording::Exact),
+            sampled_ns: harness(work, &a, iters / 4, Recording::Sampled),
         })
         .collect()
 }
@@ -245,18 +253,25 @@ pub fn report(iters: u64) -> String {
             "clock_gettime(MONOTONIC)"
         }
     ));
+    s.push_str(
+        "ns per acquire + release alone, and per iteration of the single-lock loop \
+         (no work) recording every acquisition (exact) or one in 64 (sampled):\n",
+    );
     s.push_str(&format!(
-        "{:<18} {:>12} {:>16} {:>14} {:>12}\n",
-        "lock", "acq+rel ns", "harness iter ns", "harness adds", "harness M/s"
+        "{:<18} {:>10} {:>7} {:>6} {:>7} {:>9} {:>6} {:>7}\n",
+        "lock", "acq+rel", "exact", "adds", "M/s", "sampled", "adds", "M/s"
     ));
     for r in rows(&work, iters) {
         s.push_str(&format!(
-            "{:<18} {:>12.1} {:>16.1} {:>14.1} {:>12.1}\n",
+            "{:<18} {:>10.1} {:>7.1} {:>6.1} {:>7.1} {:>9.1} {:>6.1} {:>7.1}\n",
             r.lock,
             r.lock_ns,
             r.harness_ns,
             r.harness_ns - r.lock_ns,
-            1e3 / r.harness_ns
+            1e3 / r.harness_ns,
+            r.sampled_ns,
+            r.sampled_ns - r.lock_ns,
+            1e3 / r.sampled_ns
         ));
     }
     s.push_str(

@@ -6,6 +6,7 @@ use super::arena::{Arena, AtomicU64, LineView};
 use super::calibrate::{WorkLoop, WorkState};
 use crate::env::{Addr, Env, Grant, Handoff, Word};
 use crate::rng::SplitMix64;
+use locklab_model::plan::Recording;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -248,9 +249,13 @@ pub struct EnvConfig {
     pub spin: Spin,
     /// The calibrated loop behind `Env::work`.
     pub work: WorkLoop,
-    /// Read the clock at the start of one acquisition in this many, and time that
-    /// one's grant and hold (1: every acquisition). See [`NativeEnv`]'s timing.
+    /// Read the clock at the start of one acquisition in about this many (at
+    /// random, this many on average), and time that one's grant and hold (1: every
+    /// acquisition). See [`NativeEnv`]'s timing.
     pub time_every: u32,
+    /// `Recording::Sampled`: record only the acquisitions whose start read the
+    /// clock, and keep no grant order (no shared instrumentation line).
+    pub recording: Recording,
 }
 
 /// `EnvConfig::time_every` for a workload whose nominal cycle (one acquisition and
@@ -289,6 +294,8 @@ pub struct NativeEnv<'a> {
     spin: Spin,
     work: WorkLoop,
     time_every: u32,
+    /// `Recording::Sampled` (see `EnvConfig::recording`).
+    sampled: bool,
     state: Box<ThreadState>,
 }
 
@@ -329,6 +336,7 @@ impl<'a> NativeEnv<'a> {
             spin: config.spin,
             work: config.work,
             time_every: config.time_every.max(1),
+            sampled: config.recording == Recording::Sampled,
             state: Box::new(ThreadState {
                 rng: Cell::new(SplitMix64::new(seed)),
                 pauses: Cell::new(0),
@@ -352,6 +360,7 @@ impl<'a> NativeEnv<'a> {
             spin: Spin::YieldAfter(64),
             work: WorkLoop::uncalibrated(),
             time_every: 1,
+            recording: Recording::Exact,
         };
         Self::new(arena, tid, nthreads, 0, config)
     }
@@ -456,6 +465,55 @@ extern "C" fn count_pause(pauses: &Cell<u32>, n: u32) {
     }
 }
 
+/// Store `v` to the bits of `w` under `mask` with one plain store of just those
+/// bytes, if `mask` is a naturally aligned byte, 16- or 32-bit field and the target
+/// has such stores (x86_64; not under loom, whose atomics are models). False, having
+/// done nothing, otherwise.
+#[inline(always)]
+fn narrow_store(w: &AtomicU64, mask: Word, v: Word) -> bool {
+    #[cfg(all(target_arch = "x86_64", not(loom)))]
+    {
+        let shift = mask.trailing_zeros();
+        let width = (mask >> (shift % 64)).count_ones();
+        let field = (v & mask) >> (shift % 64);
+        let aligned = matches!(width, 8 | 16 | 32)
+            && shift % width == 0
+            && mask >> shift == (1u64 << width) - 1;
+        if !aligned {
+            return false;
+        }
+        // Little-endian: the field's first byte is `shift / 8` bytes in.
+        let p = (w as *const AtomicU64 as *mut u8).wrapping_add(shift as usize / 8);
+        // SAFETY: `p` points inside `*w` (the field lies within its 8 bytes, aligned
+        // to its width), which lives as long as the borrow. The store is the
+        // hardware's plain store of the field, as the kernel's `smp_store_release` of
+        // a narrower field compiles to; `asm!` without `nomem` is a compiler barrier
+        // for memory, and x86 orders a store after every earlier load and store
+        // (release). Every other access to the word is a locked or aligned atomic
+        // instruction on the same cache line, which x86 keeps coherent across
+        // widths.
+        unsafe {
+            match width {
+                8 => {
+                    core::arch::asm!("mov byte ptr [{p}], {v}", p = in(reg) p, v = in(reg_byte) field as u8, options(nostack, preserves_flags))
+                }
+                16 => {
+                    core::arch::asm!("mov word ptr [{p}], {v:x}", p = in(reg) p, v = in(reg) field as u16, options(nostack, preserves_flags))
+                }
+                _ => {
+                    core::arch::asm!("mov dword ptr [{p}], {v:e}", p = in(reg) p, v = in(reg) field as u32, options(nostack, preserves_flags))
+                }
+            }
+        }
+        true
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+    {
+        let _ = (w, mask, v);
+        false
+    }
+}
+
 fn failure_ordering(o: Ordering) -> Ordering {
     match o {
         Ordering::SeqCst => Ordering::SeqCst,
@@ -501,15 +559,30 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn acquire_start(&self) -> u64 {
+        // Few stores here: they all drain before the lock's first atomic. A wait
+        // marked since the last acquisition began (a release that waited, as MCS's
+        // for its successor) is not this acquisition's.
         let s = &*self.state;
-        s.wait_from.set(None);
+        if s.wait_from.get().is_some() {
+            s.wait_from.set(None);
+        }
         let left = s.countdown.get();
         if left > 1 {
             s.countdown.set(left - 1);
-            s.timed.set(false);
+            if s.timed.get() {
+                s.timed.set(false);
+            }
             return s.last.get();
         }
-        s.countdown.set(self.time_every);
+        // The next timed acquisition 1 to 2n - 1 from now (n on average), at random
+        // so that no periodic pattern of the lock's hand-offs is sampled in step.
+        let n = self.time_every as u64;
+        let next = if n > 1 {
+            1 + self.random() % (2 * n - 1)
+        } else {
+            1
+        };
+        s.countdown.set(next as u32);
         s.timed.set(true);
         let t = self.now();
         s.last.set(t);
@@ -539,7 +612,15 @@ impl Env for NativeEnv<'_> {
     }
 
     #[inline(always)]
+    fn recorded(&self) -> bool {
+        !self.sampled || self.state.timed.get()
+    }
+
+    #[inline(always)]
     fn waiting(&self) {
+        if !self.recorded() {
+            return;
+        }
         let w = &self.state.wait_from;
         if w.get().is_none() {
             w.set(Some(self.read_clock()));
@@ -607,6 +688,35 @@ impl Env for NativeEnv<'_> {
         Done(self.word(a).fetch_and(v, o))
     }
 
+    /// The kernel's narrow store (a byte to the qspinlock's locked field, 16 bits to
+    /// locked + pending) where the hardware has one: a plain `mov` of the field's
+    /// width, which on x86 has release semantics. Elsewhere, or for a field that is
+    /// not a naturally aligned byte, 16- or 32-bit part, or a `SeqCst` store, the
+    /// portable way: one `fetch_and` to clear bits, else a CAS loop (both locked
+    /// read-modify-writes, which cost more than the store they stand for).
+    #[inline]
+    fn store_masked(&self, a: Addr, mask: Word, v: Word, o: Ordering) -> impl Future<Output = ()> {
+        let w = self.word(a);
+        if o == Ordering::SeqCst || !narrow_store(w, mask, v) {
+            if v & mask == 0 {
+                w.fetch_and(!mask, o);
+            } else {
+                let o = if o == Ordering::SeqCst {
+                    o
+                } else {
+                    Ordering::Release
+                };
+                let mut cur = w.load(Ordering::Relaxed);
+                while let Err(actual) =
+                    w.compare_exchange_weak(cur, (cur & !mask) | (v & mask), o, Ordering::Relaxed)
+                {
+                    cur = actual;
+                }
+            }
+        }
+        Done(())
+    }
+
     #[inline]
     fn wait_until<P: Fn(Word) -> bool>(
         &self,
@@ -645,11 +755,20 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn grants(&self, lock: usize) -> u64 {
+        if self.sampled {
+            return 0;
+        }
         self.instr.word(lock, 0).load(Ordering::Relaxed)
     }
 
     #[inline(always)]
     fn note_grant(&self, lock: usize) -> Grant {
+        if self.sampled {
+            return Grant {
+                before: 0,
+                from: Handoff::Unrecorded,
+            };
+        }
         // Only the holder writes these words, so load + store (no RMW) is enough.
         let g = self.instr.word(lock, 0);
         let before = g.load(Ordering::Relaxed);

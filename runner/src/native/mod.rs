@@ -36,7 +36,7 @@ use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
 use env::CpuMarks;
-use locklab_model::plan::{Mode, Plan, Point, Workload};
+use locklab_model::plan::{Mode, Plan, Point, Recording, Workload};
 use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
@@ -91,7 +91,7 @@ pub fn run_point(
 /// As [`run_point`], calling `progress` with the fraction (0..=1) of this repetition's
 /// time elapsed, about every 50 ms, from the calling thread.
 pub fn run_point_with_progress(
-    _plan: &Plan,
+    plan: &Plan,
     point: &Point,
     rep: u32,
     duration_ns: u64,
@@ -109,6 +109,7 @@ pub fn run_point_with_progress(
         rep,
         duration_ns,
         warmup_ns,
+        recording: plan.run.recording,
         opts,
         map: &map,
         progress,
@@ -134,11 +135,16 @@ pub fn run_point_with_progress(
         if Clock::host().is_tsc() { 1.0 } else { 0.0 },
     );
     // How acquisitions were timed (`NativeEnv`): the clock read at the start of one
-    // in this many, which also times its hold; waits timed from the first failed
-    // attempt, zero when the first attempt succeeded.
+    // in this many (on average), which also times its hold; waits timed from the
+    // first failed attempt, zero when the first attempt succeeded; under `recording
+    // = sampled` only those acquisitions recorded, and no grant order kept.
     ctx.extra.insert(
         "acquisitions_timed_every".into(),
         env::time_every(shape.cycle_ns) as f64,
+    );
+    ctx.extra.insert(
+        "recording_sampled".into(),
+        f64::from(u8::from(job.recording == Recording::Sampled)),
     );
 
     let run = RunOnce {
@@ -180,6 +186,8 @@ pub(crate) struct Job<'a> {
     pub rep: u32,
     pub duration_ns: u64,
     pub warmup_ns: u64,
+    /// How acquisitions are recorded (`run { recording = ... }`).
+    pub recording: Recording,
     pub opts: &'a NativeOptions,
     /// The CPU table threads are placed on.
     pub map: &'a CpuMap,
@@ -313,6 +321,7 @@ fn run_once<L: Lock>(
         rep,
         duration_ns,
         warmup_ns,
+        recording,
         opts,
         map,
         progress,
@@ -376,6 +385,7 @@ fn run_once<L: Lock>(
                             spin: opts.spin,
                             work: wl,
                             time_every,
+                            recording,
                         };
                         let mut env = NativeEnv::new(arena, tid, n, node, config);
                         env.set_marks(CpuMarks {
@@ -391,6 +401,9 @@ fn run_once<L: Lock>(
                             class_refs,
                             opts.fairness_window_ns,
                         );
+                        if recording == Recording::Sampled {
+                            stats = stats.without_grant_order();
+                        }
                         let mut local = LocalState::new(tid, locks.len());
                         let ops = if abort.load(Ordering::SeqCst) {
                             0
@@ -479,5 +492,39 @@ mod tests {
             assert!(lock.try_acquire(&env, &mut local).await);
         });
         assert_eq!(env.grants(0), 0);
+    }
+
+    #[test]
+    fn a_masked_store_writes_its_field_only() {
+        use crate::env::Addr;
+        use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};
+        let mut alloc = LineAlloc::new();
+        let a = Addr::new(alloc.line(), 3);
+        let arena = Arena::new(alloc.count() as usize, 1);
+        let env = NativeEnv::for_test(&arena, 0, 1);
+        let set = |v: u64| block_on(env.store(a, v, Relaxed));
+        // (word before, mask, value, word after): the qspinlock's fields (narrow
+        // stores on x86_64), a 32-bit half, and masks no narrow store fits (the
+        // portable fetch_and or CAS loop).
+        let cases = [
+            (0xdead_beef_0000_01ff, 0xff, 0, 0xdead_beef_0000_0100),
+            (0xdead_beef_0005_0100, 0xffff, 1, 0xdead_beef_0005_0001),
+            (0xdead_beef_0005_0101, 0xff00, 0, 0xdead_beef_0005_0001),
+            (
+                0x1234_5678_9abc_def0,
+                0xffff_ffff_0000_0000,
+                0x42 << 32,
+                0x0000_0042_9abc_def0,
+            ),
+            (0xffff_0000_0000_0000, 0x0ff0, 0x0560, 0xffff_0000_0000_0560),
+            (0xffff, 0xff_ff00, 0xab_cd00, 0xab_cdff),
+        ];
+        for (before, mask, v, after) in cases {
+            for o in [Relaxed, Release, SeqCst] {
+                set(before);
+                block_on(env.store_masked(a, mask, v, o));
+                assert_eq!(arena.peek(a), after, "{before:#x} {mask:#x} {v:#x} {o:?}");
+            }
+        }
     }
 }

@@ -306,6 +306,7 @@ pub fn plan_of(m: &Spec, points: Vec<locklab_model::plan::Point>) -> locklab_mod
             quick_duration_ns: 100_000,
             quick_warmup_ns: 10_000,
             quick_repetitions: 1,
+            recording: Default::default(),
         },
         axes: vec![],
         points,

@@ -33,8 +33,9 @@ impl Params<'_> {
                 $f.await
             };
         }
-        let mut ops = 0;
-        while operation!(self, locks, t, ops, awaited) {}
+        let (mut ops, mut counted) = (0, Counted::default());
+        while operation!(self, locks, t, ops, counted, awaited) {}
+        counted.flush(t.stats, &mut ops);
         ops
     }
 
@@ -53,19 +54,56 @@ impl Params<'_> {
                 d.drive($f)
             };
         }
-        let mut ops = 0;
-        while operation!(self, locks, t, ops, driven) {}
+        // The distributions as locals: the compiler keeps them in registers across
+        // the lock's atomics, which it cannot do for memory behind `self`.
+        let (critical, outside) = (self.critical.clone(), self.outside.clone());
+        let p = Params {
+            critical: &critical,
+            outside: &outside,
+        };
+        let (mut ops, mut counted) = (0, Counted::default());
+        while operation!(p, locks, t, ops, counted, driven) {}
+        counted.flush(t.stats, &mut ops);
         ops
+    }
+}
+
+/// The acquisitions counted but not recorded (`Env::recorded`) since the last
+/// recorded one: all at the clock reading they reused, so a count in a register
+/// until the next recorded acquisition, or the end, hands them to the thread's stats.
+#[derive(Debug, Default)]
+struct Counted {
+    n: u64,
+    at: u64,
+}
+
+impl Counted {
+    #[inline(always)]
+    fn add(&mut self, at: u64) {
+        self.n += 1;
+        self.at = at;
+    }
+
+    /// Into `stats` and `ops` (those in the window).
+    fn flush(&mut self, stats: &mut crate::stats::ThreadStats, ops: &mut u64) {
+        if self.n > 0 {
+            if stats.window().contains(self.at) {
+                *ops += self.n;
+            }
+            stats.count_acquires(0, self.at, self.n);
+            self.n = 0;
+        }
     }
 }
 
 /// One operation of the single-lock loop, written once for [`Params::run`] and
 /// [`Params::run_driven`]: `$run!(f)` awaits the future `f` or drives it. Announce the
 /// wait, acquire, write the lines, `critical`, release, `outside`; counts the
-/// operation in `$ops` if it was granted in the window. Evaluates to false (having
-/// done nothing) once the window is over.
+/// operation in `$ops` if it was granted in the window. An acquisition the `Env` does
+/// not record (`Env::recorded`) is only counted, in `$counted`. Evaluates to false (having done
+/// nothing) once the window is over.
 macro_rules! operation {
-    ($p:expr, $locks:expr, $t:expr, $ops:expr, $run:ident) => {{
+    ($p:expr, $locks:expr, $t:expr, $ops:expr, $counted:expr, $run:ident) => {{
         let (p, locks, env) = (&$p, $locks, $t.env);
         let lock = locks.get(0);
         // Before the acquisition's start: the loop's own instructions are no wait.
@@ -76,7 +114,18 @@ macro_rules! operation {
             // which is what lets it inline the lock code there.
             crate::locks::cold_path();
             false
+        } else if !env.recorded() {
+            // Counted only (native `recording = sampled`): no clock, no grant order.
+            let local = &mut *$t.local;
+            $run!(lock.acquire(env, local));
+            $run!(locks.touch(env, 0));
+            $run!(env.work(sample_env(p.critical, env)));
+            $run!(lock.release(env, local));
+            $counted.add(t0);
+            $run!(env.work(sample_env(p.outside, env)));
+            true
         } else {
+            $counted.flush($t.stats, &mut $ops);
             let local = &mut *$t.local;
             local.arrive(env, 0);
             $t.stats.wait(Waiting::new(0, 0, t0));

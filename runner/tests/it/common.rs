@@ -93,6 +93,7 @@ pub fn plan(points: Vec<Point>) -> Plan {
             quick_duration_ns: 20_000_000,
             quick_warmup_ns: 5_000_000,
             quick_repetitions: 1,
+            recording: Default::default(),
         },
         axes: vec![],
         points,

@@ -85,6 +85,40 @@ fn every_lock_runs_a_single_lock_point_with_two_threads() {
 }
 
 #[test]
+fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
+    // `recording = sampled`: nothing shared is written per grant; the counts are
+    // whole, the waits a sample, and what needs the grant order is not measured.
+    let n = map().len().min(2) as u32;
+    for algo in [LockAlgo::Tas, LockAlgo::Ticket, LockAlgo::Mcs] {
+        let p = point(algo.clone(), single(0, 0, 0), n, None);
+        let mut pl = plan(vec![p.clone()]);
+        pl.run.recording = Recording::Sampled;
+        let r = run_point(&pl, &p, 0, D, W, &test_opts());
+        assert!(r.point.skipped.is_none(), "{algo:?}: {:?}", r.point.skipped);
+        progressed_or_lost_cpu(&r, "sampled");
+        let pt = &r.point;
+        assert_eq!(pt.ops, pt.acquisitions, "{algo:?}");
+        let per_thread: u64 = r.threads.iter().map(|t| t.acquisitions).sum();
+        assert_eq!(per_thread, pt.acquisitions, "{algo:?}");
+        assert_eq!(pt.extra.get("recording_sampled"), Some(&1.0));
+        assert_eq!(pt.reacquisitions, None, "{algo:?}");
+        assert!(r.threads.iter().all(|t| t.reacquisitions.is_none()));
+        assert!(
+            pt.bypass_max.is_nan() && pt.bypass_mean.is_nan(),
+            "{algo:?}"
+        );
+        assert!(r.handoffs.is_empty(), "{algo:?}: {:?}", r.handoffs);
+        // One acquisition in about 64 is timed (a no-work cycle): far fewer waits
+        // than acquisitions, and some once there were enough acquisitions.
+        let every = pt.extra["acquisitions_timed_every"];
+        assert_eq!(every, 64.0);
+        if pt.acquisitions > 100_000 {
+            assert!(pt.wait_p50_ns.is_finite(), "{algo:?}");
+        }
+    }
+}
+
+#[test]
 fn a_pinned_run_reports_a_noise_verdict() {
     let p = point(LockAlgo::Ticket, single(50, 50, 1), 1, None);
     let opts = NativeOptions {

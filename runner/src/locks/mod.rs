@@ -171,20 +171,33 @@ pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
 pub struct LocalState {
     tid: usize,
     slots: Vec<u64>,
-    /// Per lock: its grant count when this thread last arrived (for `bypass`).
-    arrivals: Vec<u64>,
-    /// Per lock: whether it is FIFO from a doorway (seen once this thread passed one),
-    /// and whether the current wait has passed it.
-    doorways: Vec<(bool, bool)>,
-    /// Stand in for an entry beyond `nlocks` (see `entry`).
+    /// Per lock: this thread's last arrival (for `bypass`).
+    marks: Vec<Mark>,
+    /// Stand-ins for an entry beyond `nlocks` (see `entry`).
     spare: u64,
-    spare_doorway: (bool, bool),
+    spare_mark: Mark,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Entry {
-    Slot,
-    Arrival,
+/// A thread's last arrival at a lock, one word so that marking a doorway is one
+/// store: the lock's grant count then, and two flags in the top bits (no count
+/// reaches them).
+#[derive(Debug, Clone, Copy, Default)]
+struct Mark(u64);
+
+impl Mark {
+    /// The lock is FIFO from a doorway (seen once this thread passed one).
+    const FIFO: u64 = 1 << 63;
+    /// The current wait has passed the doorway.
+    const PASSED: u64 = 1 << 62;
+
+    fn arrival(self) -> u64 {
+        self.0 & !(Self::FIFO | Self::PASSED)
+    }
+
+    /// FIFO and the doorway not yet passed: no one can have overtaken the wait.
+    fn before_doorway(self) -> bool {
+        self.0 & (Self::FIFO | Self::PASSED) == Self::FIFO
+    }
 }
 
 impl LocalState {
@@ -193,10 +206,9 @@ impl LocalState {
         LocalState {
             tid,
             slots: vec![0; nlocks],
-            arrivals: vec![0; nlocks],
-            doorways: vec![(false, false); nlocks],
+            marks: vec![Mark::default(); nlocks],
             spare: 0,
-            spare_doorway: (false, false),
+            spare_mark: Mark::default(),
         }
     }
 
@@ -222,29 +234,38 @@ impl LocalState {
         if !env.recorded() {
             return;
         }
-        let g = env.grants(lock);
-        *self.entry(Entry::Arrival, lock) = g;
-        let d = match self.doorways.get_mut(lock) {
-            Some(d) => d,
+        let arrival = env.grants(lock);
+        debug_assert!(
+            lock < self.marks.len(),
+            "lock {lock} of a LocalState built for {}",
+            self.marks.len()
+        );
+        let m = match self.marks.get_mut(lock) {
+            Some(m) => m,
             None => {
                 cold_path();
-                &mut self.spare_doorway
+                &mut self.spare_mark
             }
         };
-        *d = (d.0 || doorway, doorway);
+        let arrival = arrival & !(Mark::FIFO | Mark::PASSED);
+        *m = Mark(if doorway {
+            arrival | Mark::FIFO | Mark::PASSED
+        } else {
+            arrival | (m.0 & Mark::FIFO)
+        });
     }
 
     /// The grant count of `lock` remembered by the last `arrive` at it.
     pub fn arrival(&self, lock: usize) -> u64 {
-        self.arrivals.get(lock).copied().unwrap_or(0)
+        self.marks.get(lock).map_or(0, |m| m.arrival())
     }
 
     /// The bypass of a wait at `lock` cut off when the lock had `grants` grants: the
     /// grants since the arrival, or none if the lock is FIFO and the thread had not yet
     /// passed its doorway (it had not entered the queue: no one overtook it).
     pub fn bypass_so_far(&self, lock: usize, grants: u64) -> u64 {
-        match self.doorways.get(lock) {
-            Some(&(true, false)) => 0,
+        match self.marks.get(lock) {
+            Some(m) if m.before_doorway() => 0,
             _ => grants.saturating_sub(self.arrival(lock)),
         }
     }
@@ -253,22 +274,15 @@ impl LocalState {
         self.tid
     }
 
-    #[inline]
-    fn slot(&mut self, lock: usize) -> &mut u64 {
-        self.entry(Entry::Slot, lock)
-    }
-
-    /// Lock `lock`'s entry of one kind. A lock beyond those the state was built for is
-    /// the caller's error (`new`'s `nlocks`): debug builds stop there; release builds
-    /// use a spare entry rather than panic or grow, because either would keep the
-    /// lock code from being inlined into the native measured loop (a panic that
-    /// unwinds gives every lock a landing pad, and a call to grow costs as much).
+    /// Lock `lock`'s slot. A lock beyond those the state was built for is the
+    /// caller's error (`new`'s `nlocks`): debug builds stop there; release builds use a
+    /// spare entry rather than panic or grow (here and in `mark`), because either
+    /// would keep the lock code from being inlined into the native measured loop (a
+    /// panic that unwinds gives every lock a landing pad, and a call to grow costs as
+    /// much).
     #[inline(always)]
-    fn entry(&mut self, kind: Entry, lock: usize) -> &mut u64 {
-        let v = match kind {
-            Entry::Slot => &mut self.slots,
-            Entry::Arrival => &mut self.arrivals,
-        };
+    fn slot(&mut self, lock: usize) -> &mut u64 {
+        let v = &mut self.slots;
         debug_assert!(
             lock < v.len(),
             "lock {lock} of a LocalState built for {}",

@@ -233,8 +233,9 @@ pub struct RunSpec {
     pub quick_warmup_ns: u64,
     pub quick_repetitions: u32,
     /// How native runs record acquisitions (the simulator records every one, at no
-    /// cost, whatever this says).
-    #[serde(default)]
+    /// cost, whatever this says). Left out of a plan's JSON when `exact`, so that
+    /// plans (and their fingerprints) from before the setting existed are unchanged.
+    #[serde(default, skip_serializing_if = "Recording::is_exact")]
     pub recording: Recording,
 }
 
@@ -256,6 +257,10 @@ pub enum Recording {
 
 impl Recording {
     pub const ALL: [Recording; 2] = [Recording::Exact, Recording::Sampled];
+
+    pub fn is_exact(&self) -> bool {
+        *self == Recording::Exact
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

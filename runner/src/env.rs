@@ -212,6 +212,16 @@ pub trait Env {
     fn recorded(&self) -> bool {
         true
     }
+    /// After the release of an acquisition that is only counted (not `recorded`):
+    /// the time to count it at, and when its wait began if it waited. The default
+    /// (never called: the simulator records every acquisition) is `now()`, no wait.
+    /// Natively a counted acquisition that waited reads the clock here, outside its
+    /// critical section, so that the loop's end and the window see a grant that came
+    /// late, and a wait still running at the window's end is cut off there.
+    #[inline(always)]
+    fn acquire_counted(&self, _start: u64) -> (u64, Option<u64>) {
+        (self.now(), None)
+    }
     /// The current acquisition could not be granted at once: natively its wait is
     /// timed from the first call. `wait_until` (when its first check fails) and
     /// `pause` imply it; lock code that waits some other way (the real OS mutexes)

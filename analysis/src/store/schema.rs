@@ -177,7 +177,8 @@ pub fn fixed_columns(table: Table) -> impl Iterator<Item = &'static ColumnDoc> {
 /// How a registry metric is stored in a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stored {
-    /// A whole number (u64), always there.
+    /// A whole number (u64); null only where it was not measured (`reacquisitions`
+    /// without a recorded grant order: native `recording = sampled`).
     Count,
     /// f64, null where it does not apply (a native-only metric in a simulation, a
     /// wait when nothing waited, a skipped point).

@@ -173,7 +173,7 @@ pub struct LocalState {
     slots: Vec<u64>,
     /// Per lock: this thread's last arrival (for `bypass`).
     marks: Vec<Mark>,
-    /// Stand-ins for an entry beyond `nlocks` (see `entry`).
+    /// Stand-ins for an entry beyond `nlocks` (see `slot`).
     spare: u64,
     spare_mark: Mark,
 }

@@ -13,9 +13,11 @@
 //! masked `Env` operations on the lock word: `xchg_tail` (a 16-bit `xchg` of the tail)
 //! is `swap_masked`, and the byte / half-word stores (release, `set_locked`,
 //! `clear_pending_set_locked`, `clear_pending`) are `store_masked`. The simulator
-//! prices each as the one RMW or one store the kernel issues; natively they are a CAS
-//! loop (or a `fetch_and` where the store only clears bits), because Rust has no
-//! mixed-size atomics on one location (see `Env::swap_masked`).
+//! prices each as the one RMW or one store the kernel issues. Natively the stores are
+//! the kernel's plain byte or 16-bit `mov` on x86_64 (`NativeEnv::store_masked`, in
+//! inline assembly, as Rust has no mixed-size atomics on one location) and a CAS loop
+//! (or a `fetch_and` where the store only clears bits) elsewhere; `xchg_tail` is a
+//! CAS loop everywhere (see `Env::swap_masked`).
 //!
 //! Differences from the kernel:
 //! - the pending hand-over wait (`_Q_PENDING_LOOPS`) waits for the value to change

@@ -258,11 +258,17 @@ pub struct EnvConfig {
     pub recording: Recording,
 }
 
+/// Spins after which a wait that is only counted (`recording = sampled`) reads the
+/// clock: a wait that long (about 1 µs of `pause`s on current x86) may run into the
+/// window's end, where it must be cut off rather than lost.
+const LONG_WAIT_SPINS: u32 = 32;
+
 /// `EnvConfig::time_every` for a workload whose nominal cycle (one acquisition and
-/// the work around it) is `cycle_ns`: the clock is read about every 20 µs, at least
-/// once in 64 acquisitions. 20 µs keeps the loop's end and the window's edges (and
-/// fairness windows of a millisecond or more) exact to a few percent of a
-/// millisecond; 64 makes the reads cost a fraction of a nanosecond per acquisition.
+/// the work around it) is `cycle_ns`: the clock is read about every 20 µs, in one
+/// acquisition in 64 on average at most (the spacing is drawn, 1 to 2N − 1). 20 µs
+/// (40 µs at most) keeps the loop's end and the window's edges (and fairness windows
+/// of a millisecond or more) exact to a few percent of a millisecond; 64 makes the
+/// reads cost a fraction of a nanosecond per acquisition.
 pub fn time_every(cycle_ns: f64) -> u32 {
     (20_000.0 / cycle_ns.max(1.0)).clamp(1.0, 64.0) as u32
 }
@@ -302,12 +308,18 @@ pub struct NativeEnv<'a> {
 /// What a native thread's `Env` changes as it runs.
 struct ThreadState {
     rng: Cell<SplitMix64>,
+    /// Draws the spacing of timed acquisitions, apart from `rng` so that the
+    /// workload's and the locks' draws do not depend on it.
+    spacing: Cell<SplitMix64>,
     pauses: Cell<u32>,
     ticks: Cell<u64>,
     marks: Option<CpuMarks>,
     work: WorkState,
-    /// The clock at the current acquisition's first failed attempt.
+    /// The clock at the current acquisition's first failed attempt (for one only
+    /// counted, at its `LONG_WAIT_SPINS`-th spin).
     wait_from: Cell<Option<u64>>,
+    /// Spins of the current acquisition, while it is only counted and untimed.
+    spins: Cell<u32>,
     /// The last clock reading of `acquire_start` or `acquire_granted`.
     last: Cell<u64>,
     /// Acquisitions until the next one whose start reads the clock.
@@ -339,11 +351,13 @@ impl<'a> NativeEnv<'a> {
             sampled: config.recording == Recording::Sampled,
             state: Box::new(ThreadState {
                 rng: Cell::new(SplitMix64::new(seed)),
+                spacing: Cell::new(SplitMix64::new(seed ^ 0x5a4d_504c_494e_4721)),
                 pauses: Cell::new(0),
                 ticks: Cell::new(0),
                 marks: None,
                 work: config.work.state(),
                 wait_from: Cell::new(None),
+                spins: Cell::new(0),
                 last: Cell::new(0),
                 countdown: Cell::new(0),
                 timed: Cell::new(true),
@@ -411,13 +425,13 @@ impl<'a> NativeEnv<'a> {
     /// path, out of the loop.
     #[inline(never)]
     fn spin_until<P: Fn(Word) -> bool>(&self, w: &AtomicU64, o: Ordering, pred: P) -> Word {
-        self.waiting();
         let o = match o {
             Ordering::Release => Ordering::Relaxed,
             Ordering::AcqRel => Ordering::Acquire,
             o => o,
         };
         loop {
+            self.spun();
             self.relax();
             let v = w.load(o);
             if pred(v) {
@@ -431,8 +445,29 @@ impl<'a> NativeEnv<'a> {
     /// after an attempt failed, so the acquisition waits from here.
     #[inline(never)]
     fn backoff(&self) {
-        self.waiting();
+        self.spun();
         self.relax();
+    }
+
+    /// One more spin of a waiting acquisition: a recorded one is timed from its first
+    /// (the first failed attempt); one only counted (`recording = sampled`) reads the
+    /// clock only once it has spun [`LONG_WAIT_SPINS`] times, so that a short wait
+    /// costs no clock read at all and a long one is still seen (`acquire_counted`).
+    #[inline(always)]
+    fn spun(&self) {
+        let s = &*self.state;
+        if s.wait_from.get().is_some() {
+            return;
+        }
+        if self.recorded() {
+            s.wait_from.set(Some(self.read_clock()));
+            return;
+        }
+        let n = s.spins.get() + 1;
+        s.spins.set(n);
+        if n >= LONG_WAIT_SPINS {
+            s.wait_from.set(Some(self.read_clock()));
+        }
     }
 
     #[inline(always)]
@@ -566,6 +601,9 @@ impl Env for NativeEnv<'_> {
         if s.wait_from.get().is_some() {
             s.wait_from.set(None);
         }
+        if s.spins.get() != 0 {
+            s.spins.set(0);
+        }
         let left = s.countdown.get();
         if left > 1 {
             s.countdown.set(left - 1);
@@ -578,7 +616,10 @@ impl Env for NativeEnv<'_> {
         // so that no periodic pattern of the lock's hand-offs is sampled in step.
         let n = self.time_every as u64;
         let next = if n > 1 {
-            1 + self.random() % (2 * n - 1)
+            let mut r = s.spacing.get();
+            let v = r.next_u64();
+            s.spacing.set(r);
+            1 + v % (2 * n - 1)
         } else {
             1
         };
@@ -617,10 +658,23 @@ impl Env for NativeEnv<'_> {
     }
 
     #[inline(always)]
-    fn waiting(&self) {
-        if !self.recorded() {
-            return;
+    fn acquire_counted(&self, start: u64) -> (u64, Option<u64>) {
+        let s = &*self.state;
+        match s.wait_from.get() {
+            None => (start, None),
+            Some(from) => {
+                s.wait_from.set(None);
+                let t = self.now();
+                s.last.set(t);
+                (t, Some(from))
+            }
         }
+    }
+
+    /// Lock code that waits in a way `wait_until` and `pause` do not see (the real OS
+    /// mutexes) calls this once: the wait is timed from here, recorded or not.
+    #[inline(always)]
+    fn waiting(&self) {
         let w = &self.state.wait_from;
         if w.get().is_none() {
             w.set(Some(self.read_clock()));

@@ -69,8 +69,9 @@ impl Params<'_> {
 }
 
 /// The acquisitions counted but not recorded (`Env::recorded`) since the last
-/// recorded one: all at the clock reading they reused, so a count in a register
-/// until the next recorded acquisition, or the end, hands them to the thread's stats.
+/// clock reading: all at that reading, so a count in a register until the next
+/// reading (a recorded acquisition, a counted one that waited) or the end hands them
+/// to the thread's stats.
 #[derive(Debug, Default)]
 struct Counted {
     n: u64,
@@ -121,7 +122,16 @@ macro_rules! operation {
             $run!(locks.touch(env, 0));
             $run!(env.work(sample_env(p.critical, env)));
             $run!(lock.release(env, local));
-            $counted.add(t0);
+            let (at, waited_from) = env.acquire_counted(t0);
+            if let Some(from) = waited_from {
+                // It waited: counted at its own clock reading, and its wait cut off
+                // at the window's end if it was still running then.
+                crate::locks::cold_path();
+                $counted.flush($t.stats, &mut $ops);
+                $t.stats.wait(Waiting::new(0, 0, from));
+                $t.stats.granted(at, 0);
+            }
+            $counted.add(at);
             $run!(env.work(sample_env(p.outside, env)));
             true
         } else {

@@ -281,3 +281,161 @@ fn double_and_bulk_points_record_their_classes_and_virtual_nodes() {
     );
     assert_eq!(r.point.ops, r.point.acquisitions);
 }
+
+/// A TAS lock that counts the real grants inside and after a window, and holds
+/// the time its hog thread took it.
+mod blocked {
+    use locklab_runner::env::Env;
+    use locklab_runner::locks::{tas::Tas, LocalState, Lock};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    pub struct Spy {
+        pub inner: Tas,
+        pub base: Instant,
+        pub end_ns: u64,
+        pub in_window: Arc<AtomicU64>,
+        pub after_end: Arc<AtomicU64>,
+    }
+
+    impl Lock for Spy {
+        async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
+            self.inner.acquire(env, local).await;
+            let n = if self.base.elapsed().as_nanos() as u64 >= self.end_ns {
+                &self.after_end
+            } else {
+                &self.in_window
+            };
+            n.fetch_add(1, Relaxed);
+        }
+        async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
+            self.inner.release(env, local).await
+        }
+        async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+            self.inner.try_acquire(env, local).await
+        }
+        async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
+            self.inner.is_contended(env, local).await
+        }
+    }
+}
+
+#[test]
+fn a_counted_acquisition_blocked_across_the_window_end_is_cut_off_not_counted() {
+    // `recording = sampled`: a thread that has been acquiring is blocked, in an
+    // acquisition it only counts, by a hog holding the lock past the window's end.
+    // Its wait must be recorded cut off at the end, and its grant after the end must
+    // not be counted in the window (its clock reading is not the stale one).
+    use locklab_runner::env::LineAlloc;
+    use locklab_runner::locks::{tas::Tas, LocalState, Lock, Site};
+    use locklab_runner::native::{block_on, Arena, BlockOn, Clock, EnvConfig, NativeEnv, WorkLoop};
+    use locklab_runner::stats::{self, RunContext, ThreadStats, Window};
+    use locklab_runner::workload::{self, Locks};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let (in_window, after_end) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let hog_at = AtomicU64::new(0);
+    let base = Instant::now();
+    let ms = 1_000_000;
+    let window = Window {
+        start_ns: 0,
+        end_ns: 30 * ms,
+    };
+    let w = single(0, 200, 0);
+    let shape = workload::shape(&w, 2);
+    let mut alloc = LineAlloc::new();
+    let locks = Locks::build(&shape, 2, &mut alloc, |a, s: Site| blocked::Spy {
+        inner: Tas::new(a, s),
+        base,
+        end_ns: window.end_ns,
+        in_window: in_window.clone(),
+        after_end: after_end.clone(),
+    });
+    let arena = Arena::new(alloc.count() as usize, locks.len());
+    let config = |seed| EnvConfig {
+        clock: Clock::Real(base),
+        seed,
+        spin: Spin::YieldAfter(64),
+        work: WorkLoop::uncalibrated(),
+        time_every: 64,
+        recording: Recording::Sampled,
+    };
+    let (ops, st) = std::thread::scope(|s| {
+        let (arena, locks, in_window, hog_at) = (&arena, &locks, &*in_window, &hog_at);
+        s.spawn(move || {
+            // Once the worker has been granted the lock a thousand times, take it and
+            // keep it until 20 ms past the window's end.
+            while in_window.load(Relaxed) < 1_000 {
+                std::thread::yield_now();
+            }
+            let env = NativeEnv::new(arena, 0, 2, 0, config(7));
+            let mut local = LocalState::new(0, 1);
+            block_on(locks.get(0).acquire(&env, &mut local));
+            hog_at.store(base.elapsed().as_nanos() as u64, Relaxed);
+            let until = Duration::from_nanos(window.end_ns + 20 * ms);
+            std::thread::sleep(until.saturating_sub(base.elapsed()));
+            block_on(locks.get(0).release(&env, &mut local));
+        });
+        s.spawn(move || {
+            let env = NativeEnv::new(arena, 1, 2, 0, config(8));
+            let mut local = LocalState::new(1, 1);
+            let mut st = ThreadStats::new(1, 0, window, &["lock"], 0).without_grant_order();
+            let ops = workload::drive_thread(
+                &BlockOn,
+                &w,
+                locks,
+                &env,
+                &mut local,
+                &mut st,
+                window.end_ns,
+            );
+            (ops, st)
+        })
+        .join()
+        .unwrap()
+    });
+    let hog_at = hog_at.load(Relaxed);
+    // The hog counted once in the window (or after it) too.
+    let (inside, after) = (in_window.load(Relaxed), after_end.load(Relaxed));
+    let ctx = RunContext {
+        point: 0,
+        point_id: "p".into(),
+        mode: Mode::Native,
+        rep: 0,
+        seed: 1,
+        lock: "tas".into(),
+        lock_algo: "tas".into(),
+        workload: "single".into(),
+        ops: Some(ops),
+        critical_nominal_ns: 0.0,
+        critical_achieved_ns: 0.0,
+        outside_nominal_ns: 200.0,
+        outside_achieved_ns: 200.0,
+        noise: String::new(),
+        node_distance: stats::default_node_distance,
+        extra: Default::default(),
+    };
+    let r = stats::summarize(&ctx, &[st]);
+    assert_eq!(r.point.acquisitions, ops);
+    // Never more than the real grants in the window (the hog's included there).
+    assert!(
+        ops <= inside,
+        "counted {ops}, granted in the window {inside}"
+    );
+    if hog_at < window.end_ns - 5 * ms {
+        // Blocked from before the end: the grant came after it, the wait was cut off
+        // there and lasted at least from the hog's grant to the end.
+        assert!(after >= 1, "no grant after the end");
+        assert_eq!(r.point.waits_censored, 1);
+        assert!(r.point.wait_max_censored);
+        assert!(
+            r.point.wait_max_ns >= (window.end_ns - hog_at) as f64 * 0.9,
+            "wait_max {} for a wait from {hog_at} to {}",
+            r.point.wait_max_ns,
+            window.end_ns
+        );
+    }
+}

@@ -101,8 +101,8 @@ impl Counted {
 /// [`Params::run_driven`]: `$run!(f)` awaits the future `f` or drives it. Announce the
 /// wait, acquire, write the lines, `critical`, release, `outside`; counts the
 /// operation in `$ops` if it was granted in the window. An acquisition the `Env` does
-/// not record (`Env::recorded`) is only counted, in `$counted`. Evaluates to false (having done
-/// nothing) once the window is over.
+/// not record (`Env::recorded`) is only counted, in `$counted`. Evaluates to false
+/// (having done nothing) once the window is over.
 macro_rules! operation {
     ($p:expr, $locks:expr, $t:expr, $ops:expr, $counted:expr, $run:ident) => {{
         let (p, locks, env) = (&$p, $locks, $t.env);
@@ -116,7 +116,8 @@ macro_rules! operation {
             crate::locks::cold_path();
             false
         } else if !env.recorded() {
-            // Counted only (native `recording = sampled`): no clock, no grant order.
+            // Counted only (native `recording = sampled`): no grant order, and no
+            // clock unless it waited long (`Env::acquire_counted`).
             let local = &mut *$t.local;
             $run!(lock.acquire(env, local));
             $run!(locks.touch(env, 0));

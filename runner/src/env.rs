@@ -137,21 +137,7 @@ pub trait Env {
     /// reason given at [`Env::swap_masked`]; the simulator prices it as one store, as
     /// the hardware does.
     fn store_masked(&self, a: Addr, mask: Word, v: Word, o: Ordering) -> impl Future<Output = ()> {
-        async move {
-            // Clearing bits is exactly one `fetch_and`: no loop needed.
-            if v & mask == 0 {
-                self.fetch_and(a, !mask, o).await;
-                return;
-            }
-            // A CAS carries the store's ordering on success; its load side needs none
-            // beyond Relaxed, which `cas` (compare_exchange) derives for failure.
-            let o = match o {
-                Ordering::Release | Ordering::AcqRel => Ordering::Release,
-                Ordering::SeqCst => Ordering::SeqCst,
-                _ => Ordering::Relaxed,
-            };
-            self.swap_masked(a, mask, v, o).await;
-        }
+        store_masked_by_rmw(self, a, mask, v, o)
     }
     /// Spin until `pred(value)` holds; returns the value seen. Natively: a load loop with
     /// `spin_loop()`; simulated: park until the line is written, then re-read.
@@ -277,4 +263,29 @@ impl Handoff {
             Some((_, node)) => Handoff::From(node),
         }
     }
+}
+
+/// [`Env::store_masked`] as read-modify-writes: one `fetch_and` when it only clears
+/// bits (exact), else a CAS loop on the whole word (see [`Env::swap_masked`]). The
+/// default, and the native executor's wherever no plain narrow store fits.
+pub(crate) async fn store_masked_by_rmw<E: Env + ?Sized>(
+    env: &E,
+    a: Addr,
+    mask: Word,
+    v: Word,
+    o: Ordering,
+) {
+    // Clearing bits is exactly one `fetch_and`: no loop needed.
+    if v & mask == 0 {
+        env.fetch_and(a, !mask, o).await;
+        return;
+    }
+    // A CAS carries the store's ordering on success; its load side needs none
+    // beyond Relaxed, which `cas` (compare_exchange) derives for failure.
+    let o = match o {
+        Ordering::Release | Ordering::AcqRel => Ordering::Release,
+        Ordering::SeqCst => Ordering::SeqCst,
+        _ => Ordering::Relaxed,
+    };
+    env.swap_masked(a, mask, v, o).await;
 }

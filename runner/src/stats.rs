@@ -394,11 +394,7 @@ impl ThreadStats {
                 h.add(wait_ns);
             }
         }
-        if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
-            if let Some(slot) = self.window_counts.get_mut(w as usize) {
-                *slot += 1;
-            }
-        }
+        self.count_in_fairness_window(granted_ns, 1);
     }
 
     /// `n` acquisitions of `class` granted at `granted_ns` that are counted but not
@@ -409,6 +405,12 @@ impl ThreadStats {
             return;
         }
         self.classes[class].acquisitions += n;
+        self.count_in_fairness_window(granted_ns, n);
+    }
+
+    /// `n` acquisitions at `granted_ns` (in the window) into its fairness window, if
+    /// windowed fairness is on.
+    fn count_in_fairness_window(&mut self, granted_ns: u64, n: u64) {
         if let Some(w) = (granted_ns - self.window.start_ns).checked_div(self.fairness_window_ns) {
             if let Some(slot) = self.window_counts.get_mut(w as usize) {
                 *slot += n as u32;

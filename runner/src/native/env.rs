@@ -455,19 +455,15 @@ impl<'a> NativeEnv<'a> {
     /// costs no clock read at all and a long one is still seen (`acquire_counted`).
     #[inline(always)]
     fn spun(&self) {
-        let s = &*self.state;
-        if s.wait_from.get().is_some() {
-            return;
+        if !self.recorded() {
+            let spins = &self.state.spins;
+            let n = spins.get().saturating_add(1);
+            spins.set(n);
+            if n < LONG_WAIT_SPINS {
+                return;
+            }
         }
-        if self.recorded() {
-            s.wait_from.set(Some(self.read_clock()));
-            return;
-        }
-        let n = s.spins.get() + 1;
-        s.spins.set(n);
-        if n >= LONG_WAIT_SPINS {
-            s.wait_from.set(Some(self.read_clock()));
-        }
+        self.waiting();
     }
 
     #[inline(always)]
@@ -746,27 +742,11 @@ impl Env for NativeEnv<'_> {
     /// locked + pending) where the hardware has one: a plain `mov` of the field's
     /// width, which on x86 has release semantics. Elsewhere, or for a field that is
     /// not a naturally aligned byte, 16- or 32-bit part, or a `SeqCst` store, the
-    /// portable way: one `fetch_and` to clear bits, else a CAS loop (both locked
-    /// read-modify-writes, which cost more than the store they stand for).
+    /// default's read-modify-writes (which cost more than the store they stand for).
     #[inline]
     fn store_masked(&self, a: Addr, mask: Word, v: Word, o: Ordering) -> impl Future<Output = ()> {
-        let w = self.word(a);
-        if o == Ordering::SeqCst || !narrow_store(w, mask, v) {
-            if v & mask == 0 {
-                w.fetch_and(!mask, o);
-            } else {
-                let o = if o == Ordering::SeqCst {
-                    o
-                } else {
-                    Ordering::Release
-                };
-                let mut cur = w.load(Ordering::Relaxed);
-                while let Err(actual) =
-                    w.compare_exchange_weak(cur, (cur & !mask) | (v & mask), o, Ordering::Relaxed)
-                {
-                    cur = actual;
-                }
-            }
+        if o == Ordering::SeqCst || !narrow_store(self.word(a), mask, v) {
+            block_on(crate::env::store_masked_by_rmw(self, a, mask, v, o));
         }
         Done(())
     }

@@ -165,6 +165,7 @@ pub fn tas_loop_ns(cpu: u32) -> Option<f64> {
                         &locklab_model::plan::LockAlgo::Tas,
                         2_000_000,
                         locklab_model::plan::Recording::Exact,
+                        1,
                     )
                 })
                 .min_by(f64::total_cmp)

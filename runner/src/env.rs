@@ -192,8 +192,9 @@ pub trait Env {
     }
     /// Whether the acquisition `acquire_start` began is recorded: its wait, grant
     /// and hold. Always in the simulator and natively by default; natively under
-    /// `recording = sampled`, one in about `acquisitions_timed_every`, and the
-    /// others are only counted (`ThreadStats::count_acquire`).
+    /// `recording = sampled`, and for a run's only thread, one in about
+    /// `acquisitions_timed_every`, and the others are only counted
+    /// (`ThreadStats::count_acquires`).
     #[inline(always)]
     fn recorded(&self) -> bool {
         true

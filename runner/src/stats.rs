@@ -397,15 +397,31 @@ impl ThreadStats {
         self.count_in_fairness_window(granted_ns, 1);
     }
 
-    /// `n` acquisitions of `class` granted at `granted_ns` that are counted but not
-    /// recorded (native `recording = sampled`: their waits were not timed and the
-    /// grant order is not kept). Ignored outside the measured window.
+    /// `n` acquisitions of `class` granted at `granted_ns`, counted rather than
+    /// recorded one by one (natively, those whose start did not read the clock).
+    /// Without the grant order (`recording = sampled`) that is all that is known of
+    /// them: their waits were not timed. With it, they are a run's only thread's
+    /// acquisitions whose first attempt succeeded, and everything is known: each
+    /// waited zero, bypassed no one and re-acquired the lock from itself. Ignored
+    /// outside the measured window.
     pub fn count_acquires(&mut self, class: usize, granted_ns: u64, n: u64) {
         if n == 0 || !self.window.contains(granted_ns) {
             return;
         }
-        self.classes[class].acquisitions += n;
+        let c = &mut self.classes[class];
+        c.acquisitions += n;
+        if self.grant_order {
+            // As `add_wait(0, 0, false)` n times: the maxima stay as they are.
+            c.zero_waits += n;
+            c.reacquisitions += n;
+            self.bypass_n += n;
+        }
         self.count_in_fairness_window(granted_ns, n);
+    }
+
+    /// Whether grants are recorded in order (see [`Self::without_grant_order`]).
+    pub fn grant_order(&self) -> bool {
+        self.grant_order
     }
 
     /// `n` acquisitions at `granted_ns` (in the window) into its fairness window, if

@@ -11,7 +11,14 @@ use locklab_model::plan::{Dist, LockAlgo, Recording, Workload};
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-fn env<'a>(arena: &'a Arena, work: &WorkLoop, recording: Recording) -> NativeEnv<'a> {
+/// Thread 0 of `nthreads` (the others never run: a shared lock's bookkeeping,
+/// uncontended).
+fn env<'a>(
+    arena: &'a Arena,
+    work: &WorkLoop,
+    recording: Recording,
+    nthreads: usize,
+) -> NativeEnv<'a> {
     let config = EnvConfig {
         clock: Clock::host(),
         seed: 1,
@@ -20,7 +27,7 @@ fn env<'a>(arena: &'a Arena, work: &WorkLoop, recording: Recording) -> NativeEnv
         time_every: super::env::time_every(0.0),
         recording,
     };
-    NativeEnv::new(arena, 0, 1, 0, config)
+    NativeEnv::new(arena, 0, nthreads, 0, config)
 }
 
 /// One lock, alone: its `Site`.
@@ -36,7 +43,7 @@ pub fn uncontended(work: &WorkLoop, algo: &LockAlgo, iters: u64) -> f64 {
             let mut alloc = LineAlloc::new();
             let lock = make(&mut alloc, ALONE);
             let arena = Arena::new(alloc.count() as usize, 1);
-            time_lock(&lock, &env(&arena, self.0, Recording::Exact), self.1)
+            time_lock(&lock, &env(&arena, self.0, Recording::Exact, 1), self.1)
         }
     }
     with_lock(algo, Uncontended(work, iters))
@@ -59,24 +66,32 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
 
 /// ns per iteration of the single-lock workload loop with an empty critical section
 /// and no outside work: the lock plus the harness (clock reads, grant counters,
-/// histogram recording), recording as `recording` says. Runs for about `iters` × 50
-/// ns.
-pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64, recording: Recording) -> f64 {
-    struct Harness<'a>(&'a WorkLoop, u64, Recording);
+/// histogram recording), recording as `recording` says, by thread 0 of a point of
+/// `threads` (1: a run's only thread, whose grant order needs no recording; more:
+/// the bookkeeping of a shared lock, without its contention). Runs for about
+/// `iters` × 50 ns.
+pub fn harness(
+    work: &WorkLoop,
+    algo: &LockAlgo,
+    iters: u64,
+    recording: Recording,
+    threads: usize,
+) -> f64 {
+    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize);
     impl LockVisitor for Harness<'_> {
         type Output = f64;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
-            let iters = self.1;
+            let (iters, threads) = (self.1, self.3);
             let w = Workload::SingleLock {
                 critical: Dist::Fixed { ns: 0 },
                 outside: Dist::Fixed { ns: 0 },
                 lines: 0,
             };
-            let shape = workload::shape(&w, 1);
+            let shape = workload::shape(&w, threads as u32);
             let mut alloc = LineAlloc::new();
-            let locks = Locks::build(&shape, 1, &mut alloc, make);
+            let locks = Locks::build(&shape, threads, &mut alloc, make);
             let arena = Arena::new(alloc.count() as usize, locks.len());
-            let env = env(&arena, self.0, self.2);
+            let env = env(&arena, self.0, self.2, threads);
             // One LocalState for the thread's whole use of the locks (CLH nodes change
             // hands).
             let mut local = LocalState::new(0, locks.len());
@@ -100,7 +115,7 @@ pub fn harness(work: &WorkLoop, algo: &LockAlgo, iters: u64, recording: Recordin
             best
         }
     }
-    with_lock(algo, Harness(work, iters, recording))
+    with_lock(algo, Harness(work, iters, recording, threads))
 }
 
 /// A line of its own for a hand-written lock's words.
@@ -221,9 +236,12 @@ pub struct Row {
     pub lock: String,
     /// Uncontended acquire + release, ns.
     pub lock_ns: f64,
-    /// One single-lock workload iteration with an empty critical section, ns,
-    /// recording every acquisition (`recording = exact`) and one in 64 (`sampled`).
-    pub harness_ns: f64,
+    /// One single-lock workload iteration with an empty critical section, ns: a
+    /// run's only thread (`alone`, any recording), and a thread of a two-thread run,
+    /// uncontended, recording every grant in order (`recording = exact`) and one
+    /// acquisition in about 64 (`sampled`).
+    pub alone_ns: f64,
+    pub exact_ns: f64,
     pub sampled_ns: f64,
 }
 
@@ -234,8 +252,9 @@ pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
         .map(|(name, a)| Row {
             lock: name.into(),
             lock_ns: uncontended(work, &a, iters),
-            harness_ns: harness(work, &a, iters / 4, Recording::Exact),
-            sampled_ns: harness(work, &a, iters / 4, Recording::Sampled),
+            alone_ns: harness(work, &a, iters / 4, Recording::Exact, 1),
+            exact_ns: harness(work, &a, iters / 4, Recording::Exact, 2),
+            sampled_ns: harness(work, &a, iters / 4, Recording::Sampled, 2),
         })
         .collect()
 }
@@ -243,6 +262,11 @@ pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
 /// The text `locklab bench native` prints.
 pub fn report(iters: u64) -> String {
     let iters = iters.max(1_000);
+    // A run is a multi-threaded process; a process that never started a thread gets
+    // glibc's single-threaded mutex path (no atomic instructions), which would make
+    // the OS mutexes look cheaper here than in any run. Once a thread has been
+    // created the process counts as multi-threaded for good.
+    let _ = std::thread::spawn(|| {}).join();
     let work = calibrate();
     let mut s = String::new();
     s.push_str(&format!(
@@ -255,23 +279,25 @@ pub fn report(iters: u64) -> String {
     ));
     s.push_str(
         "ns per acquire + release alone, and per iteration of the single-lock loop \
-         (no work) recording every acquisition (exact) or one in 64 (sampled):\n",
+         (no work): a run's only thread (alone), and one of two, uncontended, recording \
+         every grant in order (exact) or one acquisition in 64 (sampled):\n",
     );
     s.push_str(&format!(
-        "{:<18} {:>10} {:>7} {:>6} {:>7} {:>9} {:>6} {:>7}\n",
-        "lock", "acq+rel", "exact", "adds", "M/s", "sampled", "adds", "M/s"
+        "{:<18} {:>8} {:>7} {:>6} {:>6} {:>7} {:>6} {:>8} {:>6}\n",
+        "lock", "acq+rel", "alone", "adds", "M/s", "exact", "adds", "sampled", "adds"
     ));
     for r in rows(&work, iters) {
         s.push_str(&format!(
-            "{:<18} {:>10.1} {:>7.1} {:>6.1} {:>7.1} {:>9.1} {:>6.1} {:>7.1}\n",
+            "{:<18} {:>8.1} {:>7.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>8.1} {:>6.1}\n",
             r.lock,
             r.lock_ns,
-            r.harness_ns,
-            r.harness_ns - r.lock_ns,
-            1e3 / r.harness_ns,
+            r.alone_ns,
+            r.alone_ns - r.lock_ns,
+            1e3 / r.alone_ns,
+            r.exact_ns,
+            r.exact_ns - r.lock_ns,
             r.sampled_ns,
             r.sampled_ns - r.lock_ns,
-            1e3 / r.sampled_ns
         ));
     }
     s.push_str(

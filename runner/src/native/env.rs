@@ -302,6 +302,12 @@ pub struct NativeEnv<'a> {
     time_every: u32,
     /// `Recording::Sampled` (see `EnvConfig::recording`).
     sampled: bool,
+    /// The run's only thread, recording `exact`: its grant order is known without
+    /// recording it (every grant but the first re-acquires the lock from itself,
+    /// nothing is bypassed, no first attempt fails), so its acquisitions whose start
+    /// did not read the clock are only counted, as under `sampled`, and recorded as
+    /// zero waits and re-acquisitions (`ThreadStats::count_acquires`).
+    alone: bool,
     state: Box<ThreadState>,
 }
 
@@ -349,6 +355,7 @@ impl<'a> NativeEnv<'a> {
             work: config.work,
             time_every: config.time_every.max(1),
             sampled: config.recording == Recording::Sampled,
+            alone: nthreads == 1 && config.recording == Recording::Exact,
             state: Box::new(ThreadState {
                 rng: Cell::new(SplitMix64::new(seed)),
                 spacing: Cell::new(SplitMix64::new(seed ^ 0x5a4d_504c_494e_4721)),
@@ -450,12 +457,14 @@ impl<'a> NativeEnv<'a> {
     }
 
     /// One more spin of a waiting acquisition: a recorded one is timed from its first
-    /// (the first failed attempt); one only counted (`recording = sampled`) reads the
-    /// clock only once it has spun [`LONG_WAIT_SPINS`] times, so that a short wait
-    /// costs no clock read at all and a long one is still seen (`acquire_counted`).
+    /// (the first failed attempt); one only counted under `recording = sampled` reads
+    /// the clock only once it has spun [`LONG_WAIT_SPINS`] times, so that a short
+    /// wait costs no clock read at all and a long one is still seen
+    /// (`acquire_counted`). A lone thread's (which no lock here makes wait) is timed
+    /// from its first spin, as a recorded one.
     #[inline(always)]
     fn spun(&self) {
-        if !self.recorded() {
+        if self.sampled && !self.state.timed.get() {
             let spins = &self.state.spins;
             let n = spins.get().saturating_add(1);
             spins.set(n);
@@ -650,7 +659,7 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn recorded(&self) -> bool {
-        !self.sampled || self.state.timed.get()
+        !(self.sampled || self.alone) || self.state.timed.get()
     }
 
     #[inline(always)]
@@ -789,7 +798,8 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn grants(&self, lock: usize) -> u64 {
-        if self.sampled {
+        // Nothing to count: not recorded, or no one else to bypass a lone thread.
+        if self.sampled || self.alone {
             return 0;
         }
         self.instr.word(lock, 0).load(Ordering::Relaxed)
@@ -804,9 +814,14 @@ impl Env for NativeEnv<'_> {
             };
         }
         // Only the holder writes these words, so load + store (no RMW) is enough.
-        let g = self.instr.word(lock, 0);
-        let before = g.load(Ordering::Relaxed);
-        g.store(before + 1, Ordering::Relaxed);
+        let before = if self.alone {
+            0
+        } else {
+            let g = self.instr.word(lock, 0);
+            let before = g.load(Ordering::Relaxed);
+            g.store(before + 1, Ordering::Relaxed);
+            before
+        };
         // The last holder: thread id + 1 in the high half, node in the low (0: none).
         let last = self.instr.word(lock, 1);
         let prev = last.load(Ordering::Relaxed);

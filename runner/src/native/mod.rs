@@ -495,6 +495,35 @@ mod tests {
     }
 
     #[test]
+    fn only_a_lone_or_sampled_thread_records_just_its_timed_acquisitions() {
+        let arena = Arena::new(1, 1);
+        let recorded = |recording, nthreads| {
+            let config = EnvConfig {
+                clock: Clock::Ticks(1),
+                seed: 3,
+                spin: Spin::Pure,
+                work: WorkLoop::uncalibrated(),
+                time_every: 64,
+                recording,
+            };
+            let env = NativeEnv::new(&arena, 0, nthreads, 0, config);
+            (0..64_000)
+                .filter(|_| {
+                    env.acquire_start();
+                    env.recorded()
+                })
+                .count()
+        };
+        // Exact with others on the lock: every grant, in order. Alone or sampled:
+        // one in about 64 (the first among them), the others counted.
+        assert_eq!(recorded(Recording::Exact, 2), 64_000);
+        for (recording, n) in [(Recording::Exact, 1), (Recording::Sampled, 2)] {
+            let r = recorded(recording, n);
+            assert!((800..1_200).contains(&r), "{recording:?} {n}: {r}");
+        }
+    }
+
+    #[test]
     fn a_masked_store_writes_its_field_only() {
         use crate::env::Addr;
         use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};

@@ -3,7 +3,7 @@
 
 use super::dist::sample_env;
 use super::{Drive, Locks, Shape, Thread};
-use crate::env::Env;
+use crate::env::{Env, Handoff};
 use crate::locks::Lock;
 use crate::stats::Waiting;
 use locklab_model::plan::Dist;
@@ -116,23 +116,37 @@ macro_rules! operation {
             crate::locks::cold_path();
             false
         } else if !env.recorded() {
-            // Counted only (native `recording = sampled`): no grant order, and no
-            // clock unless it waited long (`Env::acquire_counted`).
+            // Counted only (native `recording = sampled`, or a run's only thread):
+            // no grant order, and no clock unless it waited (`Env::acquire_counted`).
             let local = &mut *$t.local;
             $run!(lock.acquire(env, local));
             $run!(locks.touch(env, 0));
             $run!(env.work(sample_env(p.critical, env)));
             $run!(lock.release(env, local));
             let (at, waited_from) = env.acquire_counted(t0);
-            if let Some(from) = waited_from {
-                // It waited: counted at its own clock reading, and its wait cut off
-                // at the window's end if it was still running then.
-                crate::locks::cold_path();
-                $counted.flush($t.stats, &mut $ops);
-                $t.stats.wait(Waiting::new(0, 0, from));
-                $t.stats.granted(at, 0);
+            match waited_from {
+                None => $counted.add(at),
+                Some(from) => {
+                    // It waited: counted at its own clock reading, and its wait cut
+                    // off at the window's end if it was still running then.
+                    crate::locks::cold_path();
+                    $counted.flush($t.stats, &mut $ops);
+                    $t.stats.wait(Waiting::new(0, 0, from));
+                    $t.stats.granted(at, 0);
+                    if $t.stats.grant_order() {
+                        // A lone thread's (under `exact`; no lock here makes one
+                        // wait): recorded, its wait up to `at`, after its release.
+                        let stats = &mut *$t.stats;
+                        let wait = at.saturating_sub(from);
+                        stats.record_acquire(0, at, wait, 0, Handoff::Reacquired);
+                        if stats.window().contains(at) {
+                            $ops += 1;
+                        }
+                    } else {
+                        $counted.add(at);
+                    }
+                }
             }
-            $counted.add(at);
             $run!(env.work(sample_env(p.outside, env)));
             true
         } else {

@@ -222,6 +222,53 @@ fn progress_is_reported_and_reaches_one() {
 }
 
 #[test]
+fn a_lone_thread_records_its_trivial_grant_order_exactly_without_the_bookkeeping() {
+    // One thread under the default `exact`: only one acquisition in about 64 goes
+    // through the recording path, yet the record is whole: every grant (the first
+    // is in the warm-up) a re-acquisition, every wait zero, nothing bypassed.
+    for (name, algo) in all_algos() {
+        let p = point(algo, single(0, 0, 0), 1, None);
+        let r = run_point(&plan(vec![p.clone()]), &p, 0, D, W, &test_opts());
+        assert!(r.point.skipped.is_none(), "{name}: {:?}", r.point.skipped);
+        progressed_or_lost_cpu(&r, name);
+        let pt = &r.point;
+        assert_eq!(pt.ops, pt.acquisitions, "{name}");
+        assert_eq!(pt.extra.get("recording_sampled"), Some(&0.0), "{name}");
+        assert_eq!(pt.reacquisitions, Some(pt.acquisitions), "{name}");
+        assert_eq!(r.threads[0].reacquisitions, Some(pt.acquisitions), "{name}");
+        assert_eq!((pt.bypass_max, pt.bypass_mean), (0.0, 0.0), "{name}");
+        // (A zero wait is in the histograms as 1 ns, its resolution.)
+        assert_eq!((pt.wait_max_ns, pt.waits_censored), (1.0, 0), "{name}");
+        assert!(r.handoffs.is_empty(), "{name}: {:?}", r.handoffs);
+    }
+    // A workload that records every acquisition itself (bulk): no bypass either.
+    let p = point(
+        LockAlgo::Ticket,
+        Workload::Bulk {
+            policy: BreakPolicy::WhenContended,
+            mix: vec![BulkClass {
+                name: "batch".into(),
+                weight: 1,
+                items: 4,
+            }],
+            per_item: Dist::Fixed { ns: 100 },
+            think: Dist::Fixed { ns: 500 },
+            lines: 1,
+        },
+        1,
+        None,
+    );
+    let r = run_point(&plan(vec![p.clone()]), &p, 0, D, W, &test_opts());
+    progressed_or_lost_cpu(&r, "bulk");
+    assert_eq!(
+        (r.point.bypass_max, r.point.bypass_mean),
+        (0.0, 0.0),
+        "{:?}",
+        r.point
+    );
+}
+
+#[test]
 fn double_and_bulk_points_record_their_classes_and_virtual_nodes() {
     let n = map().len().min(2) as u32;
     let mut p = point(

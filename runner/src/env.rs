@@ -191,10 +191,10 @@ pub trait Env {
         Some(self.now() - granted)
     }
     /// Whether the acquisition `acquire_start` began is recorded: its wait, grant
-    /// and hold. Always in the simulator and natively by default; natively under
-    /// `recording = sampled`, and for a run's only thread, one in about
-    /// `acquisitions_timed_every`, and the others are only counted
-    /// (`ThreadStats::count_acquires`).
+    /// and hold. Always in the simulator, and natively for a thread of several under
+    /// `recording = exact`; natively under `sampled`, and for a run's only thread,
+    /// one in about `acquisitions_timed_every`, the others only counted
+    /// (`ThreadStats::count_acquires`). (Only the single-lock workload asks.)
     #[inline(always)]
     fn recorded(&self) -> bool {
         true

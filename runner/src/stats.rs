@@ -20,7 +20,7 @@
 
 use crate::env::Handoff;
 use hdrhistogram::Histogram;
-use locklab_model::plan::Mode;
+use locklab_model::plan::{Mode, Recording};
 use locklab_model::records::{
     HandoffRecord, PointRecord, RunRecord, SkipCause, ThreadRecord, CDF_QUANTILES,
 };
@@ -440,6 +440,16 @@ impl ThreadStats {
     pub fn without_grant_order(mut self) -> Self {
         self.grant_order = false;
         self
+    }
+
+    /// A native thread's statistics under the run's `recording`: without the grant
+    /// order under `sampled`. Every native executor makes its threads' statistics
+    /// through this, since what [`Self::count_acquires`] records depends on it.
+    pub fn recording(self, recording: Recording) -> Self {
+        match recording {
+            Recording::Exact => self,
+            Recording::Sampled => self.without_grant_order(),
+        }
     }
 
     /// The hand-offs from node `i`, created empty (out of line: once per node).
@@ -1038,6 +1048,46 @@ mod tests {
         // Counted acquisitions fall into their fairness windows too.
         let windowed = run(500);
         assert!(windowed.point.window_fairness_factor_max.is_finite());
+    }
+
+    #[test]
+    fn a_lone_threads_counted_acquisitions_are_recorded_as_zero_wait_reacquisitions() {
+        // With the grant order kept (a run's only thread under `exact`), acquisitions
+        // counted in bulk are recorded as each would have been one by one: zero
+        // wait, no bypass, re-acquired from itself; in the window and its fairness
+        // windows only.
+        let one_by_one = |a: &mut ThreadStats, at: u64, n: u64| {
+            for _ in 0..n {
+                a.record_acquire(0, at, 0, 0, Handoff::Reacquired);
+            }
+        };
+        let in_bulk = |a: &mut ThreadStats, at: u64, n: u64| a.count_acquires(0, at, n);
+        for fairness_window_ns in [0, 300] {
+            let run = |count: &dyn Fn(&mut ThreadStats, u64, u64)| {
+                let mut a = ThreadStats::new(0, 0, window(), &["lock"], fairness_window_ns);
+                a.record_acquire(0, 20, 0, 0, Handoff::Unheld); // warm-up: ignored
+                count(&mut a, 50, 7); // warm-up: ignored
+                a.wait(Waiting::new(0, 0, 200));
+                a.granted_after(240, 40, 0);
+                a.record_acquire(0, 240, 40, 0, Handoff::Reacquired);
+                a.record_hold(0, 240, 30);
+                count(&mut a, 240, 5);
+                count(&mut a, 900, 3);
+                count(&mut a, 1_100, 4); // after the window: ignored
+                summarize(&ctx(), &[a])
+            };
+            let (bulk, single) = (run(&in_bulk), run(&one_by_one));
+            // (As text: NaN fields, the unmeasured ones, are equal there.)
+            assert_eq!(
+                format!("{bulk:?}"),
+                format!("{single:?}"),
+                "fairness window {fairness_window_ns}"
+            );
+            assert_eq!(bulk.point.acquisitions, 9);
+            assert_eq!(bulk.point.reacquisitions, Some(9));
+            assert_eq!(bulk.point.wait_mean_ns, 40.0 / 9.0);
+            assert_eq!((bulk.point.bypass_max, bulk.point.bypass_mean), (0.0, 0.0));
+        }
     }
 
     #[test]

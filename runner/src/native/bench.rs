@@ -103,10 +103,7 @@ pub fn harness(
                     start_ns: start,
                     end_ns: end,
                 };
-                let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0);
-                if self.2 == Recording::Sampled {
-                    stats = stats.without_grant_order();
-                }
+                let mut stats = ThreadStats::new(0, 0, window, &["lock"], 0).recording(self.2);
                 let ops =
                     workload::drive_thread(&BlockOn, &w, &locks, &env, &mut local, &mut stats, end);
                 let took = env.now() - start;

@@ -400,10 +400,8 @@ fn run_once<L: Lock>(
                             window,
                             class_refs,
                             opts.fairness_window_ns,
-                        );
-                        if recording == Recording::Sampled {
-                            stats = stats.without_grant_order();
-                        }
+                        )
+                        .recording(recording);
                         let mut local = LocalState::new(tid, locks.len());
                         let ops = if abort.load(Ordering::SeqCst) {
                             0

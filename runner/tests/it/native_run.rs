@@ -234,8 +234,18 @@ fn a_lone_thread_records_its_trivial_grant_order_exactly_without_the_bookkeeping
         let pt = &r.point;
         assert_eq!(pt.ops, pt.acquisitions, "{name}");
         assert_eq!(pt.extra.get("recording_sampled"), Some(&0.0), "{name}");
-        assert_eq!(pt.reacquisitions, Some(pt.acquisitions), "{name}");
-        assert_eq!(r.threads[0].reacquisitions, Some(pt.acquisitions), "{name}");
+        if pt.acquisitions == 0 {
+            continue; // it lost its CPU all window long (see progressed_or_lost_cpu)
+        }
+        // Every grant re-acquires, but the run's first, which is in the window if the
+        // thread first ran more than the warm-up after the start (a busy machine).
+        let reacquired = pt.reacquisitions.expect("measured");
+        assert!(
+            (pt.acquisitions - 1..=pt.acquisitions).contains(&reacquired),
+            "{name}: {reacquired} of {}",
+            pt.acquisitions
+        );
+        assert_eq!(r.threads[0].reacquisitions, pt.reacquisitions, "{name}");
         assert_eq!((pt.bypass_max, pt.bypass_mean), (0.0, 0.0), "{name}");
         // (A zero wait is in the histograms as 1 ns, its resolution.)
         assert_eq!((pt.wait_max_ns, pt.waits_censored), (1.0, 0), "{name}");
@@ -260,6 +270,9 @@ fn a_lone_thread_records_its_trivial_grant_order_exactly_without_the_bookkeeping
     );
     let r = run_point(&plan(vec![p.clone()]), &p, 0, D, W, &test_opts());
     progressed_or_lost_cpu(&r, "bulk");
+    if r.point.acquisitions == 0 {
+        return;
+    }
     assert_eq!(
         (r.point.bypass_max, r.point.bypass_mean),
         (0.0, 0.0),

@@ -1,6 +1,7 @@
 //! Shared test helpers: every algorithm, and plan fragments.
 
 use locklab_model::plan::*;
+use locklab_model::topology::{CpuInfo, CpuMap};
 use locklab_runner::env::LineAlloc;
 use locklab_runner::locks::{catalogue, Lock, Site};
 use std::collections::BTreeMap;
@@ -100,5 +101,29 @@ pub fn plan(points: Vec<Point>) -> Plan {
         claims: vec![],
         plots: vec![],
         sources: vec![],
+    }
+}
+
+/// A one-socket CPU table over `allowed` (at most its first 2): native tests never
+/// run on the CI box's own topology.
+pub fn one_socket(allowed: &[u32]) -> CpuMap {
+    let cpus: Vec<CpuInfo> = allowed
+        .iter()
+        .take(2)
+        .enumerate()
+        .map(|(i, &os)| CpuInfo {
+            os_id: os,
+            socket: 0,
+            core: i as u32,
+            smt: 0,
+            node: 0,
+            llc: 0,
+        })
+        .collect();
+    CpuMap {
+        cores: cpus.len() as u32,
+        cpus,
+        sockets: 1,
+        nodes: 1,
     }
 }

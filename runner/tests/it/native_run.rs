@@ -1,34 +1,15 @@
 //! The native executor end to end, on a CPU table made for the test (never the CI
 //! box's own topology): records, skips with reasons, progress, classes.
 
-use crate::common::{all_algos, plan, point, single};
+use crate::common::{all_algos, one_socket, plan, point, single};
 use locklab_model::plan::*;
-use locklab_model::topology::{CpuInfo, CpuMap};
+use locklab_model::topology::CpuMap;
 use locklab_runner::native::{pin, run_point, run_point_with_progress, NativeOptions, Spin};
 use std::cell::RefCell;
 
 /// A one-socket table over the CPUs this process may use (at most 2).
 fn map() -> CpuMap {
-    let allowed = pin::allowed_cpus().unwrap_or_else(|| vec![0]);
-    let cpus: Vec<CpuInfo> = allowed
-        .iter()
-        .take(2)
-        .enumerate()
-        .map(|(i, &os)| CpuInfo {
-            os_id: os,
-            socket: 0,
-            core: i as u32,
-            smt: 0,
-            node: 0,
-            llc: 0,
-        })
-        .collect();
-    CpuMap {
-        cores: cpus.len() as u32,
-        cpus,
-        sockets: 1,
-        nodes: 1,
-    }
+    one_socket(&pin::allowed_cpus().unwrap_or_else(|| vec![0]))
 }
 
 /// Unpinned, yielding: safe when tests share the machine.

@@ -2,32 +2,9 @@
 //! cross-CPU, refill after migrating) runs and yields a well-formed record. No timing
 //! thresholds: CI is a noisy 2-core VM.
 
-use crate::common::{plan, point};
+use crate::common::{one_socket, plan, point};
 use locklab_model::plan::*;
-use locklab_model::topology::{CpuInfo, CpuMap};
 use locklab_runner::native::{pin, run_point, NativeOptions};
-
-fn map(allowed: &[u32]) -> CpuMap {
-    let cpus: Vec<CpuInfo> = allowed
-        .iter()
-        .take(2)
-        .enumerate()
-        .map(|(i, &os)| CpuInfo {
-            os_id: os,
-            socket: 0,
-            core: i as u32,
-            smt: 0,
-            node: 0,
-            llc: 0,
-        })
-        .collect();
-    CpuMap {
-        cores: cpus.len() as u32,
-        cpus,
-        sockets: 1,
-        nodes: 1,
-    }
-}
 
 fn volano(working_set_bytes: u64) -> Workload {
     Workload::Wakeup(WakeupSpec {
@@ -64,7 +41,7 @@ fn finite(r: &locklab_model::records::RunRecord, key: &str) -> f64 {
 #[test]
 fn a_wakeup_point_runs_natively_on_two_cpus() {
     let allowed = pin::allowed_cpus().unwrap_or_else(|| vec![0]);
-    let m = map(&allowed);
+    let m = one_socket(&allowed);
     let opts = NativeOptions {
         cpu_map: Some(m.clone()),
         noise_retries: 0,
@@ -130,7 +107,7 @@ fn a_wakeup_point_runs_natively_on_two_cpus() {
 #[test]
 fn a_wakeup_point_is_skipped_with_a_reason_on_one_cpu() {
     let allowed = pin::allowed_cpus().unwrap_or_else(|| vec![0]);
-    let m = map(&allowed[..1]);
+    let m = one_socket(&allowed[..1]);
     let opts = NativeOptions {
         cpu_map: Some(m.clone()),
         ..NativeOptions::default()

@@ -174,28 +174,115 @@ pub fn seed_for(key: &str) -> u64 {
 /// sets. Each resample draws every set with replacement (once per resample, so a set
 /// shared by several terms moves them together), takes each set's median and hands
 /// the medians to `stats`. Returns, per statistic, the value on the original data
-/// and its 95 % interval.
+/// and its 95 % interval. The sets are independent (see [`bootstrap_paired`]).
 pub fn bootstrap(
     sets: &[Vec<f64>],
     seed: u64,
     stats: impl Fn(&[f64]) -> Vec<f64>,
 ) -> Vec<Estimate> {
-    let sets: Vec<Vec<f64>> = sets.iter().map(|s| finite_sorted(s)).collect();
-    let medians: Vec<f64> = sets.iter().map(|s| median_sorted(s)).collect();
+    let samples: Vec<Samples> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Samples {
+            values: s,
+            reps: &[],
+            group: i,
+        })
+        .collect();
+    bootstrap_paired(&samples, seed, stats)
+}
+
+/// One set of repetition values for [`bootstrap_paired`]: `values[i]` was measured
+/// in repetition `reps[i]` of the run `group` names.
+#[derive(Debug, Clone, Copy)]
+pub struct Samples<'a> {
+    pub values: &'a [f64],
+    pub reps: &'a [u32],
+    pub group: usize,
+}
+
+/// [`bootstrap`], with the sets of one group paired: sets measured in the same
+/// repetitions of one run (two threads of a point, a point's throughput and one of
+/// its threads' waits) are resampled by repetition together, so what a repetition
+/// did to all of them (a slow spell of the machine, a different seed) moves them
+/// together and a ratio between them sees only how they differ within repetitions.
+/// A set alone in its group is resampled on its own, exactly as `bootstrap` does.
+pub fn bootstrap_paired(
+    sets: &[Samples],
+    seed: u64,
+    stats: impl Fn(&[f64]) -> Vec<f64>,
+) -> Vec<Estimate> {
+    let finite: Vec<Vec<f64>> = sets.iter().map(|s| finite_sorted(s.values)).collect();
+    let medians: Vec<f64> = finite.iter().map(|s| median_sorted(s)).collect();
     let point = stats(&medians);
-    let n = sets.iter().map(Vec::len).min().unwrap_or(0);
+    let n = finite.iter().map(Vec::len).min().unwrap_or(0);
+    // Groups of more than one set: the repetitions any of their sets has a value
+    // for, and each set's values by repetition.
+    let groups = sets.iter().map(|s| s.group + 1).max().unwrap_or(0);
+    let mut members = vec![0usize; groups];
+    for s in sets {
+        members[s.group] += 1;
+    }
+    let by_rep: Vec<Vec<(u32, f64)>> = sets
+        .iter()
+        .map(|s| {
+            if members[s.group] < 2 {
+                return Vec::new();
+            }
+            let mut v: Vec<(u32, f64)> = s
+                .reps
+                .iter()
+                .copied()
+                .zip(s.values.iter().copied())
+                .filter(|(_, x)| x.is_finite())
+                .collect();
+            v.sort_by_key(|&(r, _)| r);
+            v
+        })
+        .collect();
+    let mut universe: Vec<Vec<u32>> = vec![Vec::new(); groups];
+    for (s, v) in sets.iter().zip(&by_rep) {
+        universe[s.group].extend(v.iter().map(|&(r, _)| r));
+    }
+    for u in &mut universe {
+        u.sort_unstable();
+        u.dedup();
+    }
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); point.len()];
     let mut rng = Rng::new(seed);
     let mut buf = Vec::new();
+    let mut drawn: Vec<Option<Vec<u32>>> = vec![None; groups];
     let mut m = vec![0.0; sets.len()];
     for _ in 0..BOOTSTRAP_RESAMPLES {
-        for (i, s) in sets.iter().enumerate() {
-            if s.len() <= 1 {
-                m[i] = medians[i];
-                continue;
-            }
+        drawn.iter_mut().for_each(|d| *d = None);
+        for (i, s) in finite.iter().enumerate() {
             buf.clear();
-            buf.extend((0..s.len()).map(|_| s[rng.below(s.len())]));
+            let g = sets[i].group;
+            if members[g] < 2 {
+                if s.len() <= 1 {
+                    m[i] = medians[i];
+                    continue;
+                }
+                buf.extend((0..s.len()).map(|_| s[rng.below(s.len())]));
+            } else {
+                let u = &universe[g];
+                if u.len() <= 1 {
+                    m[i] = medians[i];
+                    continue;
+                }
+                let reps = drawn[g]
+                    .get_or_insert_with(|| (0..u.len()).map(|_| u[rng.below(u.len())]).collect());
+                let v = &by_rep[i];
+                buf.extend(reps.iter().filter_map(|r| {
+                    v.binary_search_by_key(r, |&(rep, _)| rep)
+                        .ok()
+                        .map(|k| v[k].1)
+                }));
+                if buf.is_empty() {
+                    m[i] = medians[i];
+                    continue;
+                }
+            }
             buf.sort_by(f64::total_cmp);
             m[i] = median_sorted(&buf);
         }
@@ -305,6 +392,73 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a[0].value, 2.0);
         assert!(a[0].lo < 2.0 && a[0].hi > 2.0);
+    }
+
+    #[test]
+    fn paired_sets_move_together_by_repetition() {
+        // Two threads of one point: every repetition ran at its own speed (a factor
+        // common to both), and thread 0 waited 1.00-1.04 x thread 1 in each.
+        let t1 = [1_000.0, 1_900.0, 1_300.0, 2_100.0, 1_600.0];
+        let t0: Vec<f64> = t1
+            .iter()
+            .zip([1.0, 1.02, 1.04, 1.01, 1.03])
+            .map(|(a, k)| a * k)
+            .collect();
+        let reps = [0, 1, 2, 3, 4];
+        let ratio = |m: &[f64]| vec![m[0] / m[1]];
+        let pair = |g1| {
+            bootstrap_paired(
+                &[
+                    Samples {
+                        values: &t0,
+                        reps: &reps,
+                        group: 0,
+                    },
+                    Samples {
+                        values: &t1,
+                        reps: &reps,
+                        group: g1,
+                    },
+                ],
+                7,
+                ratio,
+            )[0]
+        };
+        let (paired, apart) = (pair(0), pair(1));
+        // Paired: the interval is that of the per-repetition ratios.
+        assert!(paired.lo >= 0.95 && paired.hi <= 1.1, "{paired:?}");
+        // Independent: the repetitions' speeds swamp the difference.
+        assert!(apart.lo < 0.8 && apart.hi > 1.25, "{apart:?}");
+        assert_eq!(paired.value, apart.value);
+        // Independent sets give exactly `bootstrap`'s answer.
+        assert_eq!(apart, bootstrap(&[t0.clone(), t1.to_vec()], 7, ratio)[0]);
+        // A repetition missing from one set (not measured there) is left out of that
+        // set's resample only; the others stay paired.
+        let short = [t1[0], t1[1], f64::NAN, t1[3], t1[4]];
+        let with_gap = |g1| {
+            bootstrap_paired(
+                &[
+                    Samples {
+                        values: &t0,
+                        reps: &reps,
+                        group: 0,
+                    },
+                    Samples {
+                        values: &short,
+                        reps: &reps,
+                        group: g1,
+                    },
+                ],
+                7,
+                ratio,
+            )[0]
+        };
+        let (paired, apart) = (with_gap(0), with_gap(1));
+        assert!(paired.lo.is_finite() && paired.hi.is_finite(), "{paired:?}");
+        assert!(
+            paired.hi - paired.lo < apart.hi - apart.lo,
+            "{paired:?} {apart:?}"
+        );
     }
 
     #[test]

@@ -163,6 +163,15 @@ impl<'a> Ctx<'a> {
         Ok(v)
     }
 
+    /// The repetitions [`Self::point_samples`] gives values of, in its order.
+    pub(super) fn point_reps(&self, p: u32, mode: Mode) -> Res<Vec<u32>> {
+        Ok(self
+            .point_samples(p, mode, "rep")?
+            .into_iter()
+            .map(|r| r as u32)
+            .collect())
+    }
+
     /// Repetition values of a points-table metric (skipped repetitions left out).
     pub(super) fn point_samples(&self, p: u32, mode: Mode, metric: &str) -> Res<Vec<f64>> {
         let col = self.column(metric)?;
@@ -202,7 +211,8 @@ impl<'a> Ctx<'a> {
     }
 
     /// Per-repetition values of a thread or hand-off metric, combining the selected
-    /// rows of each repetition (see [`crate::combine`]).
+    /// rows of each repetition (see [`crate::combine`]), with the repetitions they
+    /// are of.
     pub(super) fn row_samples(
         &self,
         table: Table,
@@ -210,7 +220,7 @@ impl<'a> Ctx<'a> {
         mode: Mode,
         metric: &str,
         rows: &[(String, Value)],
-    ) -> Res<Vec<f64>> {
+    ) -> Res<(Vec<u32>, Vec<f64>)> {
         let weight = table.weight_column();
         let mut sel = vec![
             col("rep"),
@@ -259,17 +269,18 @@ impl<'a> Ctx<'a> {
         let reps = f64_values(&df, "rep").map_err(|e| Why::Error(e.to_string()))?;
         let v = f64_values(&df, "__v").map_err(|e| Why::Error(e.to_string()))?;
         let w = f64_values(&df, "__w").map_err(|e| Why::Error(e.to_string()))?;
-        let mut out = Vec::new();
+        let (mut of, mut out) = (Vec::new(), Vec::new());
         let mut i = 0;
         while i < reps.len() {
             let mut j = i;
             while j < reps.len() && reps[j] == reps[i] {
                 j += 1;
             }
+            of.push(reps[i] as u32);
             out.push(crate::combine::values(metric, &v[i..j], &w[i..j]));
             i = j;
         }
-        Ok(out)
+        Ok((of, out))
     }
 
     /// The values the selected rows of point `p` hold of the row dimension `dim`

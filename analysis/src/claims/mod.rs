@@ -26,7 +26,9 @@
 //! ([`crate::stats::median_ci`]); anything derived from several measurements
 //! (`speedup`, ratios, orderings, trends) uses a seeded percentile bootstrap in
 //! which each underlying set of repetitions is resampled once per draw, so a term
-//! that appears twice (the baseline of S1/S10) moves together.
+//! that appears twice (the baseline of S1/S10) moves together, and the sets of one
+//! point in one mode are resampled by repetition together (paired: two threads of
+//! one run share what the run did to both; `stats::bootstrap_paired`).
 //!
 //! One file per job: `context` reads the results by point and mode, `terms` reads a
 //! reference at its target, `band`, `ordering` and `trend` judge one kind each,

@@ -115,6 +115,11 @@ pub(super) struct Reading<'c, 'a> {
     /// The bootstrap's seed, one per claim and mode.
     pub(super) seed: u64,
     sets: Vec<Vec<f64>>,
+    /// Per set, the repetitions its values are of, and the run they are of (an
+    /// index into `runs`): sets of one run are resampled in pairs.
+    reps: Vec<Vec<u32>>,
+    run_of: Vec<usize>,
+    runs: Vec<(u32, Mode)>,
     keys: HashMap<String, usize>,
     terms: Vec<(String, Node)>,
     /// Every (point, mode) read, baselines included.
@@ -130,6 +135,9 @@ impl<'c, 'a> Reading<'c, 'a> {
             mode,
             seed,
             sets: Vec::new(),
+            reps: Vec::new(),
+            run_of: Vec::new(),
+            runs: Vec::new(),
             keys: HashMap::new(),
             terms: Vec::new(),
             read: BTreeSet::new(),
@@ -141,11 +149,22 @@ impl<'c, 'a> Reading<'c, 'a> {
         self.ctx
     }
 
-    fn add(&mut self, key: String, values: Vec<f64>) -> usize {
+    /// The set `key` names: the values of point `p` in `mode`, repetition by
+    /// repetition (`reps`).
+    fn add(&mut self, key: String, p: u32, mode: Mode, reps: Vec<u32>, values: Vec<f64>) -> usize {
         if let Some(&i) = self.keys.get(&key) {
             return i;
         }
+        let run = match self.runs.iter().position(|&r| r == (p, mode)) {
+            Some(i) => i,
+            None => {
+                self.runs.push((p, mode));
+                self.runs.len() - 1
+            }
+        };
         self.sets.push(values);
+        self.reps.push(reps);
+        self.run_of.push(run);
         self.keys.insert(key, self.sets.len() - 1);
         self.sets.len() - 1
     }
@@ -220,10 +239,16 @@ impl<'c, 'a> Reading<'c, 'a> {
             }
             self.read.insert((b, mode));
             let tp = "throughput_ops_s";
-            let a = self.ctx.point_samples(p, mode, tp)?;
-            let a = self.add(format!("{tp}|{p}|{}", mode.as_str()), a);
-            let bs = self.ctx.point_samples(b, mode, tp)?;
-            let b = self.add(format!("{tp}|{b}|{}", mode.as_str()), bs);
+            let (a, a_reps) = (
+                self.ctx.point_samples(p, mode, tp)?,
+                self.ctx.point_reps(p, mode)?,
+            );
+            let a = self.add(format!("{tp}|{p}|{}", mode.as_str()), p, mode, a_reps, a);
+            let (bs, b_reps) = (
+                self.ctx.point_samples(b, mode, tp)?,
+                self.ctx.point_reps(b, mode)?,
+            );
+            let b = self.add(format!("{tp}|{b}|{}", mode.as_str()), b, mode, b_reps, bs);
             Node::Bin(BinOp::Div, Box::new(Node::Src(a)), Box::new(Node::Src(b)))
         } else {
             let Some(metric) = metrics::get(&m.metric) else {
@@ -234,10 +259,13 @@ impl<'c, 'a> Reading<'c, 'a> {
             if table == Table::Points && self.ctx.lower_bound(p, mode, &m.metric) {
                 self.lower_bounds.insert(label.clone());
             }
-            let (key, samples) = match table {
+            let (key, (reps, samples)) = match table {
                 Table::Points => (
                     format!("{}|{p}|{}", m.metric, mode.as_str()),
-                    self.ctx.point_samples(p, mode, &m.metric)?,
+                    (
+                        self.ctx.point_reps(p, mode)?,
+                        self.ctx.point_samples(p, mode, &m.metric)?,
+                    ),
                 ),
                 t => (
                     format!(
@@ -252,7 +280,7 @@ impl<'c, 'a> Reading<'c, 'a> {
             if samples.iter().all(|v| v.is_nan()) {
                 return Err(self.ctx.not_measured(p, mode, &m.metric));
             }
-            Node::Src(self.add(key, samples))
+            Node::Src(self.add(key, p, mode, reps, samples))
         };
         self.terms.push((label, node.clone()));
         Ok(node)
@@ -288,9 +316,17 @@ impl<'c, 'a> Reading<'c, 'a> {
             .collect()
     }
 
-    /// `stats` of the medians of the sets, with bootstrap intervals.
+    /// `stats` of the medians of the sets, with bootstrap intervals; the sets of
+    /// one point in one mode paired by repetition (`stats::bootstrap_paired`).
     pub(super) fn bootstrap(&self, stats: impl Fn(&[f64]) -> Vec<f64>) -> Vec<Estimate> {
-        stats::bootstrap(&self.sets, self.seed, stats)
+        let samples: Vec<stats::Samples> = (0..self.sets.len())
+            .map(|i| stats::Samples {
+                values: &self.sets[i],
+                reps: &self.reps[i],
+                group: self.run_of[i],
+            })
+            .collect();
+        stats::bootstrap_paired(&samples, self.seed, stats)
     }
 
     /// The estimate of a node: the order-statistic interval of the median for a

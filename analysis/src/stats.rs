@@ -406,25 +406,23 @@ mod tests {
             .collect();
         let reps = [0, 1, 2, 3, 4];
         let ratio = |m: &[f64]| vec![m[0] / m[1]];
-        let pair = |g1| {
-            bootstrap_paired(
-                &[
-                    Samples {
-                        values: &t0,
-                        reps: &reps,
-                        group: 0,
-                    },
-                    Samples {
-                        values: &t1,
-                        reps: &reps,
-                        group: g1,
-                    },
-                ],
-                7,
-                ratio,
-            )[0]
+        // Thread 0 against `other`, in the same run (group 0) or apart (group 1).
+        let against = |other: &[f64], group| {
+            let sets = [
+                Samples {
+                    values: &t0,
+                    reps: &reps,
+                    group: 0,
+                },
+                Samples {
+                    values: other,
+                    reps: &reps,
+                    group,
+                },
+            ];
+            bootstrap_paired(&sets, 7, ratio)[0]
         };
-        let (paired, apart) = (pair(0), pair(1));
+        let (paired, apart) = (against(&t1, 0), against(&t1, 1));
         // Paired: the interval is that of the per-repetition ratios.
         assert!(paired.lo >= 0.95 && paired.hi <= 1.1, "{paired:?}");
         // Independent: the repetitions' speeds swamp the difference.
@@ -435,25 +433,7 @@ mod tests {
         // A repetition missing from one set (not measured there) is left out of that
         // set's resample only; the others stay paired.
         let short = [t1[0], t1[1], f64::NAN, t1[3], t1[4]];
-        let with_gap = |g1| {
-            bootstrap_paired(
-                &[
-                    Samples {
-                        values: &t0,
-                        reps: &reps,
-                        group: 0,
-                    },
-                    Samples {
-                        values: &short,
-                        reps: &reps,
-                        group: g1,
-                    },
-                ],
-                7,
-                ratio,
-            )[0]
-        };
-        let (paired, apart) = (with_gap(0), with_gap(1));
+        let (paired, apart) = (against(&short, 0), against(&short, 1));
         assert!(paired.lo.is_finite() && paired.hi.is_finite(), "{paired:?}");
         assert!(
             paired.hi - paired.lo < apart.hi - apart.lo,

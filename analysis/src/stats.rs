@@ -229,12 +229,14 @@ pub fn bootstrap_paired(
             if members[s.group] < 2 {
                 return Vec::new();
             }
+            debug_assert_eq!(s.reps.len(), s.values.len(), "a paired set's repetitions");
+            // NaN is missing; an infinite value (`max_min` of a starved thread) is not.
             let mut v: Vec<(u32, f64)> = s
                 .reps
                 .iter()
                 .copied()
                 .zip(s.values.iter().copied())
-                .filter(|(_, x)| x.is_finite())
+                .filter(|(_, x)| !x.is_nan())
                 .collect();
             v.sort_by_key(|&(r, _)| r);
             v
@@ -439,6 +441,12 @@ mod tests {
             paired.hi - paired.lo < apart.hi - apart.lo,
             "{paired:?} {apart:?}"
         );
+        // An infinite value is a value (a thread that never acquired), not a gap:
+        // a resample drawing it in three repetitions of five has an infinite median.
+        let starved = [f64::INFINITY, f64::INFINITY, 3.0, 3.0, 3.0];
+        let e = against(&starved, 0);
+        assert!(e.value > 100.0, "{e:?}");
+        assert_eq!(e.lo, 0.0, "{e:?}");
     }
 
     #[test]

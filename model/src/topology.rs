@@ -125,6 +125,54 @@ impl CpuMap {
         }
     }
 
+    /// The machine as a process restricted to the CPUs `os_ids` sees it (`taskset`,
+    /// cpusets): those CPUs only, their cores and sockets numbered anew in the same
+    /// order (so that a placement policy fills them as it would a machine of that
+    /// shape), their last-level caches and nodes as they are.
+    pub fn restricted_to(&self, os_ids: &[u32]) -> CpuMap {
+        let kept: Vec<&CpuInfo> = self
+            .cpus
+            .iter()
+            .filter(|c| os_ids.contains(&c.os_id))
+            .collect();
+        // Dense numbers for the sockets and cores that keep a CPU, in their order.
+        let dense = |keys: Vec<(u32, u32)>| {
+            let mut k = keys;
+            k.sort_unstable();
+            k.dedup();
+            k
+        };
+        let sockets = dense(kept.iter().map(|c| (c.socket, 0)).collect());
+        let cores = dense(kept.iter().map(|c| (c.core, 0)).collect());
+        let index = |v: &[(u32, u32)], key: (u32, u32)| {
+            v.binary_search(&key).expect("a kept CPU's own key") as u32
+        };
+        let cpus: Vec<CpuInfo> = kept
+            .iter()
+            .map(|c| {
+                // The hardware thread's rank among the kept threads of its core.
+                let smt = kept
+                    .iter()
+                    .filter(|o| o.core == c.core && o.smt < c.smt)
+                    .count() as u32;
+                CpuInfo {
+                    os_id: c.os_id,
+                    socket: index(&sockets, (c.socket, 0)),
+                    core: index(&cores, (c.core, 0)),
+                    smt,
+                    node: c.node,
+                    llc: c.llc,
+                }
+            })
+            .collect();
+        CpuMap {
+            sockets: sockets.len() as u32,
+            cores: cores.len() as u32,
+            nodes: self.nodes,
+            cpus,
+        }
+    }
+
     /// The CPU index of the i-th core's j-th hardware thread.
     fn cpu_of(&self, core: u32, smt: u32) -> Option<usize> {
         self.cpus
@@ -232,6 +280,33 @@ mod tests {
             llc_bytes: None,
             freq_hz: None,
         }
+    }
+
+    #[test]
+    fn a_restricted_machine_is_placed_on_its_own_cpus() {
+        // `taskset -c 20-23,92` on the X5-4: cores 2-5 of socket 1, and the second
+        // hardware thread of socket 1's core 2 (CPU 72 + 20).
+        let map = CpuMap::from_machine(&x5_4());
+        let r = map.restricted_to(&[20, 21, 22, 23, 92]);
+        assert_eq!((r.len(), r.cores, r.sockets), (5, 4, 1));
+        let on = |p: PlacementKind, n| -> Vec<u32> {
+            let pl = Placement {
+                policy: p,
+                virtual_nodes: None,
+            };
+            place(&pl, &r, n)
+                .unwrap()
+                .iter()
+                .map(|s| r.cpus[s.cpu].os_id)
+                .collect()
+        };
+        assert_eq!(on(PlacementKind::WillItScale, 5), [20, 21, 22, 23, 92]);
+        assert_eq!(on(PlacementKind::Compact, 3), [20, 92, 21]);
+        // Distances and nodes stay the machine's.
+        assert_eq!(r.distance(0, 4), Distance::Smt);
+        assert!(r.cpus.iter().all(|c| c.node == 1));
+        // Nothing allowed outside the machine: an empty one, which places nothing.
+        assert!(map.restricted_to(&[999]).is_empty());
     }
 
     #[test]

@@ -36,7 +36,7 @@ use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
 use env::CpuMarks;
-use locklab_model::plan::{Mode, Plan, Point, Recording, Workload};
+use locklab_model::plan::{Mode, PlacementKind, Plan, Point, Recording, Workload};
 use locklab_model::records::{RunRecord, SkipCause};
 use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
@@ -102,7 +102,25 @@ pub fn run_point_with_progress(
     let mut ctx = context(point, rep);
     let map = match &opts.cpu_map {
         Some(m) => m.clone(),
-        None => crate::host::cpu_map(),
+        None => {
+            // A process restricted to some CPUs (`taskset -c 2,3 locklab run ...`, a
+            // cpuset) places its threads on those, as on a machine of their shape; a
+            // list of CPUs is the experiment's own choice, and pinning outside the
+            // mask is refused with the reason.
+            let host = crate::host::cpu_map();
+            match pin::allowed_cpus() {
+                Some(allowed)
+                    if opts.pin
+                        && !matches!(point.placement.policy, PlacementKind::List(_))
+                        && host.cpus.iter().any(|c| !allowed.contains(&c.os_id)) =>
+                {
+                    ctx.extra
+                        .insert("cpus_allowed".into(), allowed.len() as f64);
+                    host.restricted_to(&allowed)
+                }
+                _ => host,
+            }
+        }
     };
     let job = Job {
         point,

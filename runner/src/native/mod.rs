@@ -138,7 +138,24 @@ pub fn run_point_with_progress(
     }
     let slots = match place(&point.placement, &map, point.threads) {
         Ok(s) => s,
-        Err(e) => return stats::skipped(&ctx, point.threads, SkipCause::Host, e),
+        // On a process restricted to some CPUs, "the machine" is those: a point that
+        // needs more is refused by the environment (the affinity mask), not the host.
+        Err(e) => {
+            return match ctx.extra.get("cpus_allowed") {
+                Some(n) => {
+                    let why = if map.len() < point.threads as usize {
+                        format!(
+                            "pinning impossible: {} threads, and this process's affinity mask allows {n} CPU(s)",
+                            point.threads
+                        )
+                    } else {
+                        format!("pinning impossible: {e} (on the {n} CPUs of this process's affinity mask)")
+                    };
+                    stats::skipped(&ctx, point.threads, SkipCause::Pinning, why)
+                }
+                None => stats::skipped(&ctx, point.threads, SkipCause::Host, e),
+            };
+        }
     };
     if opts.pin {
         if let Err(e) = pin::check_allowed(&slots, &map) {

@@ -100,28 +100,10 @@ pub fn run_point_with_progress(
     progress: &dyn Fn(f64),
 ) -> RunRecord {
     let mut ctx = context(point, rep);
-    let map = match &opts.cpu_map {
-        Some(m) => m.clone(),
-        None => {
-            // A process restricted to some CPUs (`taskset -c 2,3 locklab run ...`, a
-            // cpuset) places its threads on those, as on a machine of their shape; a
-            // list of CPUs is the experiment's own choice, and pinning outside the
-            // mask is refused with the reason.
-            let host = crate::host::cpu_map();
-            match pin::allowed_cpus() {
-                Some(allowed)
-                    if opts.pin
-                        && !matches!(point.placement.policy, PlacementKind::List(_))
-                        && host.cpus.iter().any(|c| !allowed.contains(&c.os_id)) =>
-                {
-                    ctx.extra
-                        .insert("cpus_allowed".into(), allowed.len() as f64);
-                    host.restricted_to(&allowed)
-                }
-                _ => host,
-            }
-        }
-    };
+    let (map, allowed) = cpu_table(opts, point);
+    if let Some(n) = allowed {
+        ctx.extra.insert("cpus_allowed".into(), n as f64);
+    }
     let job = Job {
         point,
         rep,
@@ -141,20 +123,21 @@ pub fn run_point_with_progress(
         // On a process restricted to some CPUs, "the machine" is those: a point that
         // needs more is refused by the environment (the affinity mask), not the host.
         Err(e) => {
-            return match ctx.extra.get("cpus_allowed") {
-                Some(n) => {
-                    let why = if map.len() < point.threads as usize {
-                        format!(
-                            "pinning impossible: {} threads, and this process's affinity mask allows {n} CPU(s)",
-                            point.threads
-                        )
-                    } else {
-                        format!("pinning impossible: {e} (on the {n} CPUs of this process's affinity mask)")
-                    };
-                    stats::skipped(&ctx, point.threads, SkipCause::Pinning, why)
-                }
-                None => stats::skipped(&ctx, point.threads, SkipCause::Host, e),
+            let (cause, why) = match allowed {
+                Some(n) if map.len() < point.threads as usize => (
+                    SkipCause::Pinning,
+                    format!(
+                        "pinning impossible: {} threads, and this process's affinity mask allows {n} CPU(s)",
+                        point.threads
+                    ),
+                ),
+                Some(n) => (
+                    SkipCause::Pinning,
+                    format!("pinning impossible: {e} (on the {n} CPUs of this process's affinity mask)"),
+                ),
+                None => (SkipCause::Host, e),
             };
+            return stats::skipped(&ctx, point.threads, cause, why);
         }
     };
     if opts.pin {
@@ -212,6 +195,28 @@ pub fn run_point_with_progress(
             return stats::summarize(&ctx, &out.stats);
         }
         attempt += 1;
+    }
+}
+
+/// The CPU table a point's threads are placed on: the test's, else the host's, cut
+/// down to the CPUs this process may use (`taskset -c 2,3 locklab run ...`, a cpuset)
+/// when pinning, so that a placement policy fills those as a machine of their shape;
+/// with how many CPUs the process may use when it was cut down. A `list` placement
+/// names its CPUs itself: pinning outside the mask is refused with the reason.
+fn cpu_table(opts: &NativeOptions, point: &Point) -> (CpuMap, Option<usize>) {
+    if let Some(m) = &opts.cpu_map {
+        return (m.clone(), None);
+    }
+    let host = crate::host::cpu_map();
+    match pin::allowed_cpus() {
+        Some(allowed)
+            if opts.pin
+                && !matches!(point.placement.policy, PlacementKind::List(_))
+                && host.cpus.iter().any(|c| !allowed.contains(&c.os_id)) =>
+        {
+            (host.restricted_to(&allowed), Some(allowed.len()))
+        }
+        _ => (host, None),
     }
 }
 

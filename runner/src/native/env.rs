@@ -300,15 +300,25 @@ pub struct NativeEnv<'a> {
     spin: Spin,
     work: WorkLoop,
     time_every: u32,
-    /// `Recording::Sampled` (see `EnvConfig::recording`).
-    sampled: bool,
-    /// The run's only thread, recording `exact`: its grant order is known without
-    /// recording it (every grant but the first re-acquires the lock from itself,
-    /// nothing is bypassed, no first attempt fails), so its acquisitions whose start
-    /// did not read the clock are only counted, as under `sampled`, and recorded as
-    /// zero waits and re-acquisitions (`ThreadStats::count_acquires`).
-    alone: bool,
+    /// What this thread records of the grant order.
+    order: GrantOrder,
     state: Box<ThreadState>,
+}
+
+/// What a native thread records of the grant order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GrantOrder {
+    /// `recording = exact`, the lock shared: every grant, through the lock's
+    /// instrumentation line.
+    Recorded,
+    /// `exact`, the run's only thread: the order is known without recording it
+    /// (every grant but the first re-acquires the lock from itself, nothing is
+    /// bypassed, no first attempt fails), so its acquisitions whose start did not
+    /// read the clock are only counted, as under `sampled`, and recorded as zero
+    /// waits and re-acquisitions (`ThreadStats::count_acquires`).
+    Alone,
+    /// `recording = sampled`: not kept.
+    Unrecorded,
 }
 
 /// What a native thread's `Env` changes as it runs.
@@ -354,8 +364,11 @@ impl<'a> NativeEnv<'a> {
             spin: config.spin,
             work: config.work,
             time_every: config.time_every.max(1),
-            sampled: config.recording == Recording::Sampled,
-            alone: nthreads == 1 && config.recording == Recording::Exact,
+            order: match config.recording {
+                Recording::Sampled => GrantOrder::Unrecorded,
+                Recording::Exact if nthreads == 1 => GrantOrder::Alone,
+                Recording::Exact => GrantOrder::Recorded,
+            },
             state: Box::new(ThreadState {
                 rng: Cell::new(SplitMix64::new(seed)),
                 spacing: Cell::new(SplitMix64::new(seed ^ 0x5a4d_504c_494e_4721)),
@@ -464,7 +477,7 @@ impl<'a> NativeEnv<'a> {
     /// from its first spin, as a recorded one.
     #[inline(always)]
     fn spun(&self) {
-        if self.sampled && !self.state.timed.get() {
+        if self.order == GrantOrder::Unrecorded && !self.state.timed.get() {
             let spins = &self.state.spins;
             let n = spins.get().saturating_add(1);
             spins.set(n);
@@ -659,7 +672,7 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn recorded(&self) -> bool {
-        !(self.sampled || self.alone) || self.state.timed.get()
+        self.order == GrantOrder::Recorded || self.state.timed.get()
     }
 
     #[inline(always)]
@@ -799,7 +812,7 @@ impl Env for NativeEnv<'_> {
     #[inline(always)]
     fn grants(&self, lock: usize) -> u64 {
         // Nothing to count: not recorded, or no one else to bypass a lone thread.
-        if self.sampled || self.alone {
+        if self.order != GrantOrder::Recorded {
             return 0;
         }
         self.instr.word(lock, 0).load(Ordering::Relaxed)
@@ -807,14 +820,14 @@ impl Env for NativeEnv<'_> {
 
     #[inline(always)]
     fn note_grant(&self, lock: usize) -> Grant {
-        if self.sampled {
+        if self.order == GrantOrder::Unrecorded {
             return Grant {
                 before: 0,
                 from: Handoff::Unrecorded,
             };
         }
         // Only the holder writes these words, so load + store (no RMW) is enough.
-        let before = if self.alone {
+        let before = if self.order == GrantOrder::Alone {
             0
         } else {
             let g = self.instr.word(lock, 0);

@@ -109,6 +109,9 @@ pub struct Costs {
     /// lock calls (natively: the measuring harness). 0 unless the topology says.
     #[serde(default)]
     pub overhead_ns: u64,
+    /// The kernel's futex, as the simulated OS mutexes use it.
+    #[serde(default)]
+    pub futex: Futex,
 }
 
 impl Costs {
@@ -131,7 +134,42 @@ impl Costs {
             memory: Memory::x86_tso(llc_ns, atomic_ns),
             jitter_ppm: DEFAULT_JITTER_PPM,
             overhead_ns: 0,
+            futex: Futex::DEFAULT,
         }
+    }
+}
+
+/// The costs of the kernel's futex, which the simulated OS mutexes (a futex mutex
+/// model, `runner/src/locks/os.rs`) pay around sleeping. `locklab topo --measure`
+/// measures them on the host; the defaults are round stand-ins, not measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Futex {
+    /// A `FUTEX_WAIT` that finds the word changed and returns at once; a wait that
+    /// sleeps pays it too.
+    pub wait_ns: u64,
+    /// A `FUTEX_WAKE` that finds no sleeper.
+    pub wake_ns: u64,
+    /// A `FUTEX_WAKE` that wakes a sleeper, to its caller (on a virtual machine, the
+    /// wake-up of an idle vCPU makes it dear).
+    pub wake_sleeper_ns: u64,
+    /// From the write that ends a sleep to the sleeper running again (the wake call,
+    /// the scheduler, an idle CPU's exit from its idle state).
+    pub latency_ns: u64,
+}
+
+impl Futex {
+    /// No system-call cost, a 1 µs wake of a sleeper and 3 µs for it to run again.
+    pub const DEFAULT: Futex = Futex {
+        wait_ns: 0,
+        wake_ns: 0,
+        wake_sleeper_ns: 1_000,
+        latency_ns: 3_000,
+    };
+}
+
+impl Default for Futex {
+    fn default() -> Self {
+        Futex::DEFAULT
     }
 }
 

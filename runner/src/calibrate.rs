@@ -13,11 +13,16 @@
 //! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
 //!   (`atomic` and `memory { fence }`); [`tas_loop_ns`]: one operation of the native
 //!   loop (`overhead`).
+//! - [`futex_costs`]: the kernel's futex between two CPUs (a wait that returns at
+//!   once, a wake call, the wake-up latency): the simulated OS mutexes' `futex`.
 //! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
 //!   (`fit`), and the host as one `topology` item with the fitted values.
 //!
-//! Every number is the best of several rounds: on a shared machine the best round is
-//! the one least disturbed, and what the model wants is the undisturbed cost.
+//! A number measured on one CPU is the best of several rounds: on a shared machine
+//! the best round is the one least disturbed, and what the model wants is the
+//! undisturbed cost. One measured between two CPUs is the median of five rounds: a
+//! virtual machine's vCPUs can share a physical core for a round, which makes a
+//! transfer look free (`median_of_rounds`).
 
 use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::pin;
@@ -25,7 +30,7 @@ use locklab_model::manifest::HostInfo;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How the two CPUs of a ping-pong hand the line over.
@@ -40,12 +45,21 @@ pub enum Handoff {
 #[repr(align(128))]
 struct Line(AtomicU64);
 
+/// The median of five rounds of a measurement between two CPUs. Not the lowest: a
+/// virtual machine's host moves its vCPUs, and a round can run with both on one
+/// physical core, where a line "transfer" costs next to nothing (seen here: a load of
+/// a line the other vCPU modified at 0 ns in one round of five).
+fn median_of_rounds(mut rounds: Vec<f64>) -> f64 {
+    rounds.sort_by(f64::total_cmp);
+    rounds[rounds.len() / 2]
+}
+
 /// One-way latency, ns, of handing one cache line back and forth between OS CPUs
-/// `a` and `b` (round trip / 2; best of five rounds of 20,000 round trips). `None`
-/// if pinning fails or a thread does not get its CPU within a second.
+/// `a` and `b` (round trip / 2; the median of five rounds of 20,000 round trips).
+/// `None` if pinning fails or a thread does not get its CPU within a second.
 pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
     const ROUNDS: u64 = 20_000;
-    let mut best = f64::INFINITY;
+    let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
         let line = Line(AtomicU64::new(0));
         let failed = AtomicU64::new(0);
@@ -102,9 +116,9 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
         if failed.load(Ordering::SeqCst) != 0 {
             return None;
         }
-        best = best.min(elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64);
+        rounds.push(elapsed.as_nanos() as f64 / (2 * ROUNDS) as f64);
     }
-    Some(best)
+    Some(median_of_rounds(rounds))
 }
 
 /// Costs on one CPU, ns: an uncontended compare-and-swap on a line it owns, and a
@@ -254,11 +268,23 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
         }
     }
     let owned = first.and_then(owned_costs);
+    // The futex between the first two usable CPUs (the OS mutexes' sleeps and
+    // wake-ups; the distance hardly matters next to the scheduler's part).
+    let second = map
+        .cpus
+        .iter()
+        .map(|c| c.os_id)
+        .filter(|&c| usable(c))
+        .nth(1);
+    let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
     let tas_loop = match (tas_loop_before, first.and_then(tas_loop_ns)) {
         (Some(x), Some(y)) => Some(x.min(y)),
         (x, y) => x.or(y),
     };
-    let mut s = String::from("# measured on this host (best of five rounds, one-way for pairs)\n");
+    let mut s = String::from(
+        "# measured on this host (one CPU: the best of five rounds; pairs: the median of five,\n\
+         # one way)\n",
+    );
     match owned {
         Some((atomic, fence)) => s.push_str(&format!(
             "#   one CPU: compare-and-swap on an owned line {atomic:.1} ns, full fence {fence:.1} ns\n"
@@ -269,6 +295,15 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
         s.push_str(&format!(
             "#   one CPU: an uncontended TAS operation of the native loop {l:.1} ns\n"
         ));
+    }
+    match (futex, first.zip(second)) {
+        (Some(f), Some((a, b))) => s.push_str(&format!(
+            "#   futex, CPU {a} waking CPU {b}: a wait that returns at once {:.0} ns, a wake with\n\
+             #           no sleeper {:.0} ns, one that wakes a sleeper {:.0} ns; the sleeper runs\n\
+             #           again {:.0} ns after the write (one way)\n",
+            f.wait, f.wake, f.wake_sleeper, f.latency
+        )),
+        _ => s.push_str("#   futex: not measured (fewer than 2 CPUs, or pinning refused)\n"),
     }
     if by_level.is_empty() {
         s.push_str(
@@ -294,7 +329,8 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned
             )),
             None => s.push_str(
-                "#           single accesses not timed (no trusted TSC, or pinning refused)\n",
+                "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
+                 #           did not answer within 2 s)\n",
             ),
         }
     }
@@ -318,6 +354,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
             upgrade,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
+            futex,
             transfer_from: if by_level.values().all(|p| p.line.is_some()) {
                 "a load of a line the other CPU modified"
             } else {
@@ -332,7 +369,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
 /// in: a load of a line `b` modified, a read-modify-write of a line `b` modified, a
 /// read-modify-write of a line both hold shared (an upgrade), and a read-modify-write
 /// of a line `a` owns. Each the median of 20,000 single accesses timed with the TSC
-/// (fenced), less a timed load that hits, the lowest of five rounds; `None` without a
+/// (fenced), less a timed load that hits, the median of five rounds; `None` without a
 /// trusted TSC or if pinning fails.
 #[derive(Debug, Clone, Copy)]
 pub struct LineStateCosts {
@@ -440,8 +477,8 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         t.sort_unstable();
         Some(t[t.len() / 2] as f64 * ns_per_tick)
     };
-    // Five rounds, each scenario's median; the lowest median of each (a shared host
-    // slows whole rounds down, never speeds one up).
+    // Five rounds, each scenario's median; the median of the five of each
+    // (`median_of_rounds`).
     let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
         let owned = one(Prepare::Nothing, true)?;
@@ -455,11 +492,151 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             rmw_owned: owned - hit,
         });
     }
-    let min = |f: fn(&LineStateCosts) -> f64| rounds.iter().map(f).fold(f64::INFINITY, f64::min);
+    let median = |f: fn(&LineStateCosts) -> f64| median_of_rounds(rounds.iter().map(f).collect());
     Some(LineStateCosts {
-        load_modified: min(|r| r.load_modified),
-        rmw_modified: min(|r| r.rmw_modified),
-        rmw_shared: min(|r| r.rmw_shared),
-        rmw_owned: min(|r| r.rmw_owned),
+        load_modified: median(|r| r.load_modified),
+        rmw_modified: median(|r| r.rmw_modified),
+        rmw_shared: median(|r| r.rmw_shared),
+        rmw_owned: median(|r| r.rmw_owned),
+    })
+}
+
+/// What the kernel's futex costs between CPUs `a` and `b`, ns: the `futex` costs of
+/// the simulated OS mutexes (`Futex`).
+#[derive(Debug, Clone, Copy)]
+pub struct FutexCosts {
+    /// A `FUTEX_WAIT` on `a` that finds the word changed and returns at once.
+    pub wait: f64,
+    /// A `FUTEX_WAKE` on `a` that finds no sleeper.
+    pub wake: f64,
+    /// A `FUTEX_WAKE` on `a` that wakes a sleeper on `b`, to its caller (median).
+    pub wake_sleeper: f64,
+    /// One way of a futex ping-pong: from `a` writing the word and calling
+    /// `FUTEX_WAKE` to the sleeper on `b` running again.
+    pub latency: f64,
+}
+
+/// `FUTEX_WAIT` while `*w == expected`, for at most `timeout` (private futex).
+fn futex_wait(w: &AtomicU32, expected: u32, timeout: Duration) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `w` is a valid, aligned u32 for the call's duration; the kernel only
+    // reads it. A spurious or interrupted return is harmless: callers re-check.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            w.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// `FUTEX_WAKE` of at most one waiter on `w`.
+fn futex_wake(w: &AtomicU32) {
+    // SAFETY: as above; a wake with no waiter does nothing.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            w.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        );
+    }
+}
+
+/// The futex costs between CPUs `a` and `b` (see [`FutexCosts`]): `wait` and `wake`
+/// the best of five rounds of 100,000 calls (one CPU), `wake_sleeper` and `latency`
+/// from the median of five rounds (by latency) of 1,000 ping-pong round trips in
+/// which each side sleeps until woken (`median_of_rounds` says why not the best).
+/// `None` if pinning fails or the other side does not answer within a second.
+pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
+    const CALLS: u32 = 100_000;
+    const TRIPS: u32 = 1_000;
+    let turn = AtomicU32::new(0);
+    let failed = AtomicU64::new(0);
+    let (wait, wake, mut rounds) = std::thread::scope(|s| {
+        let (turn, failed) = (&turn, &failed);
+        // The peer: sleeps until its turn (1), hands it back (0) and wakes `a`.
+        s.spawn(move || {
+            if pin::pin_current(b).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return;
+            }
+            for trip in 0..5 * TRIPS {
+                // The first turn comes after `a`'s single calls.
+                let patience = Duration::from_secs(if trip == 0 { 10 } else { 1 });
+                let deadline = Instant::now() + patience;
+                while turn.load(Ordering::Acquire) != 1 {
+                    if failed.load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
+                        failed.store(1, Ordering::SeqCst);
+                        return;
+                    }
+                    futex_wait(turn, 0, Duration::from_millis(100));
+                }
+                turn.store(0, Ordering::Release);
+                futex_wake(turn);
+            }
+        });
+        // `a` on a thread of its own too: pinning the caller would leave it pinned.
+        let ha = s.spawn(move || {
+            if pin::pin_current(a).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return (f64::NAN, f64::NAN, Vec::new());
+            }
+            // On a word of its own, which nobody sleeps on and which never holds 1.
+            let other = AtomicU32::new(0);
+            let per_call = |call: &dyn Fn()| {
+                (0..5)
+                    .map(|_| {
+                        let t = Instant::now();
+                        for _ in 0..CALLS {
+                            call();
+                        }
+                        t.elapsed().as_nanos() as f64 / CALLS as f64
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let wait = per_call(&|| futex_wait(&other, 1, Duration::from_millis(100)));
+            let wake = per_call(&|| futex_wake(&other));
+            let mut rounds = Vec::new();
+            'rounds: for _ in 0..5 {
+                let mut wakes = Vec::with_capacity(TRIPS as usize);
+                let start = Instant::now();
+                for _ in 0..TRIPS {
+                    turn.store(1, Ordering::Release);
+                    let t = Instant::now();
+                    futex_wake(turn);
+                    wakes.push(t.elapsed().as_nanos() as f64);
+                    let deadline = Instant::now() + Duration::from_secs(1);
+                    while turn.load(Ordering::Acquire) != 0 {
+                        if failed.load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
+                            failed.store(1, Ordering::SeqCst);
+                            break 'rounds;
+                        }
+                        futex_wait(turn, 1, Duration::from_millis(100));
+                    }
+                }
+                let one_way = start.elapsed().as_nanos() as f64 / (2 * TRIPS) as f64;
+                wakes.sort_by(f64::total_cmp);
+                rounds.push((one_way, wakes[wakes.len() / 2]));
+            }
+            (wait, wake, rounds)
+        });
+        ha.join().unwrap_or((f64::NAN, f64::NAN, Vec::new()))
+    });
+    if failed.load(Ordering::SeqCst) != 0 || rounds.is_empty() {
+        return None;
+    }
+    rounds.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let (latency, wake_sleeper) = rounds[rounds.len() / 2];
+    Some(FutexCosts {
+        wait,
+        wake_sleeper,
+        wake,
+        latency,
     })
 }

@@ -167,6 +167,11 @@ pub trait Env {
     }
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
+    /// What the kernel's futex costs on this machine, for the simulated OS mutexes
+    /// (the topology's `futex`). Natively they are the real mutexes and never ask.
+    fn futex(&self) -> locklab_model::plan::Futex {
+        locklab_model::plan::Futex::DEFAULT
+    }
 
     /// The clock at the start of an acquisition: the workload ends its loop by it, and
     /// places it in the window. The default (the simulator's) is `now()`; the native

@@ -380,6 +380,9 @@ pub struct Measured {
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
+    /// The kernel's futex (`futex { wait, wake, wake_sleeper, latency }`), when
+    /// measured.
+    pub futex: Option<crate::calibrate::FutexCosts>,
     /// What `transfer` was fitted to, for the output's header.
     pub transfer_from: &'static str,
 }
@@ -475,6 +478,15 @@ pub fn topology_as_lab_with(
             }
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));
+            }
+            if let Some(f) = m.futex {
+                s.push_str(&format!(
+                    "  futex {{ wait = {}, wake = {}, wake_sleeper = {}, latency = {} }}\n",
+                    ns(f.wait),
+                    ns(f.wake),
+                    ns(f.wake_sleeper),
+                    ns(f.latency)
+                ));
             }
         }
         None => s.push_str("  atomic  = 5ns\n"),

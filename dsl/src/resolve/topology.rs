@@ -5,7 +5,9 @@ use crate::diag::did_you_mean;
 use crate::syntax::{Ident, Val, ValKind};
 use crate::FileKind;
 use locklab_model::cost::MAX_CPUS;
-use locklab_model::plan::{Costs, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
+use locklab_model::plan::{
+    Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM,
+};
 
 impl Ctx<'_> {
     /// The experiment's topology: a name, `host`, or an inline block (named after
@@ -66,7 +68,7 @@ impl Ctx<'_> {
                     v,
                     &format!("topology `{}`", def.name.name),
                     &[
-                        "transfer", "atomic", "matrix", "memory", "jitter", "overhead",
+                        "transfer", "atomic", "matrix", "memory", "jitter", "overhead", "futex",
                     ],
                     &[],
                 );
@@ -104,7 +106,7 @@ impl Ctx<'_> {
             &what,
             &[
                 "sockets", "cores", "smt", "nodes", "llcs", "transfer", "matrix", "atomic",
-                "memory", "jitter", "overhead", "cache", "freq",
+                "memory", "jitter", "overhead", "cache", "freq", "futex",
             ],
             &[],
         );
@@ -267,6 +269,10 @@ impl Ctx<'_> {
             Some(v) => self.memory(env, file, v, llc, atomic),
             None => Some(Memory::x86_tso(llc, atomic)),
         };
+        let futex = match o.get("futex") {
+            Some(v) => self.futex(env, file, v),
+            None => Some(Futex::DEFAULT),
+        };
         let smt = smt.unwrap_or(Some(llc))?;
         let socket = socket.unwrap_or(Some(llc))?;
         let remote = remote.unwrap_or(Some(socket))?;
@@ -280,7 +286,49 @@ impl Ctx<'_> {
             memory: memory?,
             jitter_ppm: (jitter? * 1e6).round() as u32,
             overhead_ns: overhead?,
+            futex: futex?,
         }))
+    }
+
+    /// `futex { wait, wake, wake_sleeper, latency }`: every key optional, the defaults
+    /// [`Futex::DEFAULT`]'s.
+    fn futex(&mut self, env: Env, file: usize, v: &Val) -> Option<Futex> {
+        if !matches!(v.kind, ValKind::Record { ctor: None, .. }) {
+            self.mismatch(
+                file,
+                v,
+                "`futex`",
+                "a block `{ wait = 300ns, wake = 130ns, wake_sleeper = 9us, latency = 30us }`",
+                None,
+            );
+            return None;
+        }
+        let fo = self.obj(
+            file,
+            v,
+            "`futex`",
+            &["wait", "wake", "wake_sleeper", "latency"],
+            &[],
+        );
+        let d = Futex::DEFAULT;
+        let mut dur = |key: &str, what: &str, default: u64| {
+            fo.get(key)
+                .map_or(Some(default), |v| self.duration(env, file, v, what))
+        };
+        let wait = dur("wait", "`futex { wait }`", d.wait_ns);
+        let wake = dur("wake", "`futex { wake }`", d.wake_ns);
+        let wake_sleeper = dur(
+            "wake_sleeper",
+            "`futex { wake_sleeper }`",
+            d.wake_sleeper_ns,
+        );
+        let latency = dur("latency", "`futex { latency }`", d.latency_ns);
+        Some(Futex {
+            wait_ns: wait?,
+            wake_ns: wake?,
+            wake_sleeper_ns: wake_sleeper?,
+            latency_ns: latency?,
+        })
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,

@@ -2,7 +2,7 @@
 //! key overridable, an unknown model named in the error.
 
 use crate::{load_mem, show};
-use locklab_model::plan::{Costs, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
+use locklab_model::plan::{Costs, Futex, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
 
 fn costs_of(topology: &str) -> Result<Costs, String> {
     let text = format!(
@@ -40,6 +40,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.upgrade_ppm, 1_000_000);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
+    assert_eq!(c.futex, Futex::DEFAULT);
 }
 
 #[test]
@@ -95,4 +96,29 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
     )
     .unwrap_err();
     assert!(e.contains("upgrade"), "{e}");
+}
+
+#[test]
+fn the_futex_costs_can_be_given_key_by_key_and_a_misspelt_key_is_named() {
+    let c = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, futex { wait = 300ns, wake_sleeper = 9us, latency = 25us } }",
+    )
+    .unwrap();
+    assert_eq!(
+        c.futex,
+        Futex {
+            wait_ns: 300,
+            wake_ns: Futex::DEFAULT.wake_ns,
+            wake_sleeper_ns: 9_000,
+            latency_ns: 25_000,
+        }
+    );
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, futex { wakeup = 1us } }",
+    )
+    .unwrap_err();
+    assert!(e.contains("wakeup"), "{e}");
+    let e = costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, futex = 1us }")
+        .unwrap_err();
+    assert!(e.contains("futex"), "{e}");
 }

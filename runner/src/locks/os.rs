@@ -12,11 +12,15 @@
 //! | `parking_lot` | 3 rounds of 2, 4, 8 pauses, then 7 yields (modelled as pauses) | `parking_lot_core::SpinWait` |
 //! | `pthread` | none (`lll_lock_wait` sleeps at once) | glibc `lowlevellock.c` |
 //!
-//! A sleep is `wait_until(word != 2)` (woken by the release's write) followed by
-//! [`WAKE_LATENCY_NS`] of delay; a release that finds sleepers pays
-//! [`FUTEX_WAKE_NS`] for the system call. `parking_lot`'s eventual-fairness hand-off
-//! (every ~0.5 ms) is not modelled. The model is a stand-in for comparing shapes, not a
-//! measurement of the kernel's futex path.
+//! The kernel's part is priced by the topology's `futex` costs (`Env::futex`,
+//! measured on the host by `locklab topo --measure`): a `futex_wait` pays the system
+//! call (`wait`) and sleeps only if the word is still 2 then; a sleeper waits for the
+//! word to be written away from 2 (the release, whose wake call follows it) and runs
+//! again `latency` later; a release that finds the word at 2 pays the wake call,
+//! `wake_sleeper` if a thread sleeps and `wake` if none does.
+//! `parking_lot`'s eventual-fairness hand-off (every ~0.5 ms) is not modelled, nor the
+//! scheduler beyond that latency: the model compares shapes and, calibrated, the cost
+//! of the system calls around a contended mutex.
 
 use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
@@ -24,17 +28,12 @@ use parking_lot::lock_api::RawMutex as _;
 use std::cell::UnsafeCell;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::task::{Context, Poll};
 
 /// `model_spin`'s answer when it took the lock itself (parking_lot barges).
 const ACQUIRED: u64 = u64::MAX;
-
-/// Modelled cost of a `FUTEX_WAKE` system call, paid by the releasing thread.
-pub const FUTEX_WAKE_NS: u64 = 1_000;
-/// Modelled delay between the wake-up and the sleeper running again.
-pub const WAKE_LATENCY_NS: u64 = 3_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OsKind {
@@ -80,6 +79,10 @@ pub struct OsLock {
     real: Box<Real>,
     /// Model: the futex word.
     word: Addr,
+    /// Model: threads asleep on the word, as the kernel's futex queue knows them. Not
+    /// simulated memory: the kernel's own bookkeeping is priced by the topology's
+    /// `futex` costs.
+    sleepers: AtomicU32,
 }
 
 impl std::fmt::Debug for OsLock {
@@ -100,6 +103,7 @@ impl OsLock {
                 waiters: OwnLine(AtomicU64::new(0)),
             }),
             word: Addr::new(alloc.line(), 0),
+            sleepers: AtomicU32::new(0),
         }
     }
 
@@ -217,9 +221,19 @@ impl OsLock {
             if state != 2 && env.swap(self.word, 2, Acquire).await == 0 {
                 return;
             }
-            // futex_wait(word, 2): sleep until the word is written away from 2.
-            env.wait_until(self.word, Relaxed, |v| v != 2).await;
-            env.work(WAKE_LATENCY_NS).await;
+            // futex_wait(word, 2): the system call, which sleeps only if the word is
+            // still 2 when the kernel looks; a sleeper runs again `latency` after the
+            // write that ends its sleep (the release, whose wake call follows it).
+            let futex = env.futex();
+            if futex.wait_ns > 0 {
+                env.work(futex.wait_ns).await;
+            }
+            if env.load(self.word, Relaxed).await == 2 {
+                self.sleepers.fetch_add(1, Relaxed);
+                env.wait_until(self.word, Relaxed, |v| v != 2).await;
+                self.sleepers.fetch_sub(1, Relaxed);
+                env.work(futex.latency_ns).await;
+            }
             state = if self.kind == OsKind::Std {
                 self.model_spin(env).await
             } else {
@@ -239,7 +253,18 @@ impl OsLock {
     async fn model_unlock<E: Env>(&self, env: &E) {
         // Release: the next owner's Acquire RMW sees our critical section.
         if env.swap(self.word, 0, Release).await == 2 {
-            env.work(FUTEX_WAKE_NS).await;
+            // futex_wake, paid by the releaser: dear if it wakes a sleeper (still
+            // counted: the write that woke it resumes it only later), a plain call if
+            // the waiters are all awake (in their own calls, or back in user space).
+            let futex = env.futex();
+            let cost = if self.sleepers.load(Relaxed) > 0 {
+                futex.wake_sleeper_ns
+            } else {
+                futex.wake_ns
+            };
+            if cost > 0 {
+                env.work(cost).await;
+            }
         }
     }
 

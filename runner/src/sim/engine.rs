@@ -378,6 +378,8 @@ pub struct Machine {
     /// The topology's `overhead`: per workload operation (`Env::overhead`). Constant,
     /// so outside the `RefCell` the event loop borrows.
     overhead_ns: u64,
+    /// The topology's futex costs (the OS mutexes' model).
+    futex: locklab_model::plan::Futex,
 }
 
 /// How a simulation ended.
@@ -429,6 +431,7 @@ impl Machine {
             nodes: slots.iter().map(|s| s.node).collect(),
             seeds,
             overhead_ns: costs.overhead_ns,
+            futex: costs.futex,
         }
     }
 
@@ -728,6 +731,9 @@ impl Env for SimEnv<'_> {
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
         self.op(Op::Delay(ns))
+    }
+    fn futex(&self) -> locklab_model::plan::Futex {
+        self.m.futex
     }
     #[inline]
     fn overhead(&self) -> impl Future<Output = ()> {

@@ -932,3 +932,69 @@ fn the_overhead_is_paid_once_per_operation() {
     assert!((p0 - 615.0).abs() < 0.5, "{p0}");
     assert!((p7 - 622.0).abs() < 0.5, "{p7}");
 }
+
+/// The simulated OS mutex (pthread's: no spinning) prices the kernel by the
+/// topology's `futex`: a waiter whose word is still 2 when its `futex_wait` looks
+/// sleeps and runs again `latency` after the release, which pays `wake_sleeper` for
+/// waking it; a waiter whose word changed during its call (`wait`) does not sleep,
+/// and the release that changed it pays a wake with no sleeper (`wake`).
+#[test]
+fn the_os_mutex_model_pays_the_topologys_futex_costs() {
+    use crate::locks::os::{OsKind, OsLock};
+    use crate::locks::{LocalState, Lock, Site};
+    use locklab_model::plan::Futex;
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    m.costs.futex = Futex {
+        wait_ns: 300,
+        wake_ns: 100,
+        wake_sleeper_ns: 4_000,
+        latency_ns: 20_000,
+    };
+    // (grant to the waiter, the holder's release done) when the holder releases at
+    // `release_at`; the waiter arrives at 1,000.
+    let run = |release_at: u64| {
+        let sl = slots(&m, PlacementKind::Scatter, 2);
+        let mut alloc = LineAlloc::new();
+        let lock = OsLock::new(&mut alloc, Site { id: 0, nthreads: 2 }, OsKind::Pthread);
+        let mach = machine(&m, &sl, alloc.count(), 1);
+        let envs = [mach.env(0), mach.env(1)];
+        let (granted, released) = (Cell::new(0), Cell::new(0));
+        let (lock, envs_, g, r) = (&lock, &envs, &granted, &released);
+        let futs: Vec<Fut> = vec![
+            Box::pin(async move {
+                let e = &envs_[0];
+                let mut local = LocalState::new(0, 1);
+                lock.acquire(e, &mut local).await;
+                e.work(release_at - e.now()).await;
+                lock.release(e, &mut local).await;
+                r.set(e.now());
+            }),
+            Box::pin(async move {
+                let e = &envs_[1];
+                let mut local = LocalState::new(1, 1);
+                e.work(1_000).await;
+                lock.acquire(e, &mut local).await;
+                g.set(e.now());
+                lock.release(e, &mut local).await;
+            }),
+        ];
+        run_all(&mach, futs);
+        (granted.get(), released.get())
+    };
+    // The waiter's CAS fails at 1,055 and its swap marks the word 2 by 1,060; it
+    // sleeps after its 300 ns call. The release at 10,000 swaps the line back (55
+    // ns), finds 2 and a sleeper, and pays the wake; the waiter runs 20 µs after the
+    // release's write and takes the lock with a few transfers.
+    let (granted, released) = run(10_000);
+    assert_eq!(released, 10_055 + 4_000);
+    assert!(
+        (10_055 + 20_000..10_055 + 20_000 + 300).contains(&granted),
+        "{granted}"
+    );
+    // Released at 1,200, during the waiter's call: the word is no longer 2 when the
+    // call looks, so the waiter does not sleep and takes the lock at once; the
+    // release found 2 but no sleeper, and pays a plain call.
+    let (granted, released) = run(1_200);
+    assert_eq!(released, 1_255 + 100);
+    assert!((1_360..1_360 + 300).contains(&granted), "{granted}");
+}

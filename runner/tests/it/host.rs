@@ -115,3 +115,23 @@ fn owned_line_costs_are_measured_on_an_allowed_cpu() {
     assert!(atomic.is_finite() && atomic > 0.0, "{atomic}");
     assert!(fence.is_finite() && fence > 0.0, "{fence}");
 }
+
+/// The futex costs come out positive and finite between two allowed CPUs (one CPU
+/// twice where only one is allowed: the ping-pong sleeps, it does not spin), and are
+/// not measured on a CPU that cannot be pinned to (no timing thresholds).
+#[test]
+fn futex_costs_are_measured_between_allowed_cpus() {
+    use locklab_runner::calibrate::futex_costs;
+    let cpus = locklab_runner::native::pin::allowed_cpus().unwrap_or_else(|| vec![0]);
+    let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
+    let f = futex_costs(a, b).expect("pinning works");
+    for (what, x) in [
+        ("wait", f.wait),
+        ("wake", f.wake),
+        ("wake_sleeper", f.wake_sleeper),
+        ("latency", f.latency),
+    ] {
+        assert!(x.is_finite() && x > 0.0, "{what} {x}");
+    }
+    assert!(futex_costs(a, 100_000).is_none());
+}

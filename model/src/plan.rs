@@ -109,8 +109,10 @@ pub struct Costs {
     /// lock calls (natively: the measuring harness). 0 unless the topology says.
     #[serde(default)]
     pub overhead_ns: u64,
-    /// The kernel's futex, as the simulated OS mutexes use it.
-    #[serde(default)]
+    /// The kernel's futex, as the simulated OS mutexes use it. Left out of the
+    /// serialized plan when it is the default, so that the fingerprints of plans that
+    /// do not set it are those they had before it existed.
+    #[serde(default, skip_serializing_if = "Futex::is_default")]
     pub futex: Futex,
 }
 
@@ -165,6 +167,12 @@ impl Futex {
         wake_sleeper_ns: 1_000,
         latency_ns: 3_000,
     };
+}
+
+impl Futex {
+    fn is_default(&self) -> bool {
+        *self == Futex::DEFAULT
+    }
 }
 
 impl Default for Futex {

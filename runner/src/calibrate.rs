@@ -516,36 +516,50 @@ pub struct FutexCosts {
     pub latency: f64,
 }
 
-/// `FUTEX_WAIT` while `*w == expected`, for at most `timeout` (private futex).
-fn futex_wait(w: &AtomicU32, expected: u32, timeout: Duration) {
+/// `FUTEX_WAIT` while `*w == expected`, for at most `timeout` (private futex). False
+/// if the call itself failed (not: the word differed, a signal, the timeout), as
+/// where a sandbox refuses the system call: then nothing here measures a futex.
+fn futex_wait(w: &AtomicU32, expected: u32, timeout: Duration) -> bool {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
-    // SAFETY: `w` is a valid, aligned u32 for the call's duration; the kernel only
-    // reads it. A spurious or interrupted return is harmless: callers re-check.
-    unsafe {
+    // SAFETY: `w` is a valid, aligned u32 for the call's duration and `ts` outlives
+    // it; the kernel only reads both. The variadic arguments are passed as the
+    // kernel's `long`s. A spurious or interrupted return is harmless: callers
+    // re-check the word.
+    let rc = unsafe {
         libc::syscall(
             libc::SYS_futex,
             w.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
+            (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
+            expected as libc::c_long,
             &ts as *const libc::timespec,
-        );
+            std::ptr::null::<u32>(),
+            0 as libc::c_long,
+        )
+    };
+    rc == 0 || {
+        let e = std::io::Error::last_os_error().raw_os_error();
+        matches!(e, Some(libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT))
     }
 }
 
-/// `FUTEX_WAKE` of at most one waiter on `w`.
-fn futex_wake(w: &AtomicU32) {
+/// `FUTEX_WAKE` of at most one waiter on `w`; false if the call failed.
+fn futex_wake(w: &AtomicU32) -> bool {
     // SAFETY: as above; a wake with no waiter does nothing.
-    unsafe {
+    let rc = unsafe {
         libc::syscall(
             libc::SYS_futex,
             w.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            1,
-        );
-    }
+            (libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
+            1 as libc::c_long,
+            std::ptr::null::<libc::timespec>(),
+            std::ptr::null::<u32>(),
+            0 as libc::c_long,
+        )
+    };
+    rc >= 0
 }
 
 /// The futex costs between CPUs `a` and `b` (see [`FutexCosts`]): `wait` and `wake`
@@ -575,10 +589,16 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
                         failed.store(1, Ordering::SeqCst);
                         return;
                     }
-                    futex_wait(turn, 0, Duration::from_millis(100));
+                    if !futex_wait(turn, 0, Duration::from_millis(100)) {
+                        failed.store(1, Ordering::SeqCst);
+                        return;
+                    }
                 }
                 turn.store(0, Ordering::Release);
-                futex_wake(turn);
+                if !futex_wake(turn) {
+                    failed.store(1, Ordering::SeqCst);
+                    return;
+                }
             }
         });
         // `a` on a thread of its own too: pinning the caller would leave it pinned.
@@ -600,8 +620,17 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
                     })
                     .fold(f64::INFINITY, f64::min)
             };
-            let wait = per_call(&|| futex_wait(&other, 1, Duration::from_millis(100)));
-            let wake = per_call(&|| futex_wake(&other));
+            let wait_once = || futex_wait(&other, 1, Duration::from_millis(100));
+            if failed.load(Ordering::SeqCst) != 0 || !wait_once() || !futex_wake(&other) {
+                failed.store(1, Ordering::SeqCst);
+                return (f64::NAN, f64::NAN, Vec::new());
+            }
+            let wait = per_call(&|| {
+                wait_once();
+            });
+            let wake = per_call(&|| {
+                futex_wake(&other);
+            });
             let mut rounds = Vec::new();
             'rounds: for _ in 0..5 {
                 let mut wakes = Vec::with_capacity(TRIPS as usize);
@@ -609,15 +638,22 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
                 for _ in 0..TRIPS {
                     turn.store(1, Ordering::Release);
                     let t = Instant::now();
-                    futex_wake(turn);
+                    let woke = futex_wake(turn);
                     wakes.push(t.elapsed().as_nanos() as f64);
+                    if !woke {
+                        failed.store(1, Ordering::SeqCst);
+                        break 'rounds;
+                    }
                     let deadline = Instant::now() + Duration::from_secs(1);
                     while turn.load(Ordering::Acquire) != 0 {
                         if failed.load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
                             failed.store(1, Ordering::SeqCst);
                             break 'rounds;
                         }
-                        futex_wait(turn, 1, Duration::from_millis(100));
+                        if !futex_wait(turn, 1, Duration::from_millis(100)) {
+                            failed.store(1, Ordering::SeqCst);
+                            break 'rounds;
+                        }
                     }
                 }
                 let one_way = start.elapsed().as_nanos() as f64 / (2 * TRIPS) as f64;

@@ -998,3 +998,32 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
     assert_eq!(released, 1_255 + 100);
     assert!((1_360..1_360 + 300).contains(&granted), "{granted}");
 }
+
+/// Several sleepers on dear futex costs: every OS mutex model runs four threads to the
+/// window's end without leaving a sleeper nobody will wake (which would end the run
+/// deadlocked and skip the point). A release's write wakes every sleeper (the kernel
+/// wakes one: docs/simulator.md); pthread's model, which never spins, lets two of the
+/// four threads starve through this 20 ms window, as a convoy of the other two keeps
+/// the lock.
+#[test]
+fn an_os_mutex_model_runs_several_sleepers_to_the_end() {
+    use super::run_point;
+    use locklab_model::plan::{Futex, LockAlgo};
+    let mut m = spec(1, 4, 1, 10, 50, 190);
+    m.costs.futex = Futex {
+        wait_ns: 300,
+        wake_ns: 100,
+        wake_sleeper_ns: 4_000,
+        latency_ns: 20_000,
+    };
+    for algo in [LockAlgo::Std, LockAlgo::ParkingLot, LockAlgo::Pthread] {
+        let plan = plan_of(&m, vec![super::bench::lock2_point(algo.clone(), 4, 3)]);
+        let r = run_point(&plan, &plan.points[0], 0, 20_000_000, 100_000);
+        assert!(r.point.skipped.is_none(), "{algo:?}: {:?}", r.point.skipped);
+        assert!(
+            r.point.acquisitions > 10_000,
+            "{algo:?}: {}",
+            r.point.acquisitions
+        );
+    }
+}

@@ -933,6 +933,15 @@ fn the_overhead_is_paid_once_per_operation() {
     assert!((p7 - 622.0).abs() < 0.5, "{p7}");
 }
 
+/// Futex costs for the OS mutex scenarios: a 300 ns wait call, a 100 ns wake with no
+/// sleeper, a 4 µs wake of one, 20 µs for it to run again.
+const DEAR_FUTEX: locklab_model::plan::Futex = locklab_model::plan::Futex {
+    wait_ns: 300,
+    wake_ns: 100,
+    wake_sleeper_ns: 4_000,
+    latency_ns: 20_000,
+};
+
 /// The simulated OS mutex (pthread's: no spinning) prices the kernel by the
 /// topology's `futex`: a waiter whose word is still 2 when its `futex_wait` looks
 /// sleeps and runs again `latency` after the release, which pays `wake_sleeper` for
@@ -942,14 +951,8 @@ fn the_overhead_is_paid_once_per_operation() {
 fn the_os_mutex_model_pays_the_topologys_futex_costs() {
     use crate::locks::os::{OsKind, OsLock};
     use crate::locks::{LocalState, Lock, Site};
-    use locklab_model::plan::Futex;
     let mut m = spec(1, 2, 1, 10, 50, 190);
-    m.costs.futex = Futex {
-        wait_ns: 300,
-        wake_ns: 100,
-        wake_sleeper_ns: 4_000,
-        latency_ns: 20_000,
-    };
+    m.costs.futex = DEAR_FUTEX;
     // (grant to the waiter, the holder's release done) when the holder releases at
     // `release_at`; the waiter arrives at 1,000.
     let run = |release_at: u64| {
@@ -1008,14 +1011,9 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
 #[test]
 fn an_os_mutex_model_runs_several_sleepers_to_the_end() {
     use super::run_point;
-    use locklab_model::plan::{Futex, LockAlgo};
+    use locklab_model::plan::LockAlgo;
     let mut m = spec(1, 4, 1, 10, 50, 190);
-    m.costs.futex = Futex {
-        wait_ns: 300,
-        wake_ns: 100,
-        wake_sleeper_ns: 4_000,
-        latency_ns: 20_000,
-    };
+    m.costs.futex = DEAR_FUTEX;
     for algo in [LockAlgo::Std, LockAlgo::ParkingLot, LockAlgo::Pthread] {
         let plan = plan_of(&m, vec![super::bench::lock2_point(algo.clone(), 4, 3)]);
         let r = run_point(&plan, &plan.points[0], 0, 20_000_000, 100_000);

@@ -121,6 +121,20 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
     Some(median_of_rounds(rounds))
 }
 
+/// ns per call of `f` (given the call's index, hidden from the optimiser), the best
+/// of five rounds of `n` calls on the calling thread.
+fn best_ns_per_call(n: u64, f: &dyn Fn(u64)) -> f64 {
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for i in 0..n {
+            f(black_box(i));
+        }
+        best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+    }
+    best
+}
+
 /// Costs on one CPU, ns: an uncontended compare-and-swap on a line it owns, and a
 /// full fence with nothing in the store buffer. Each is the best of five rounds of a
 /// million operations, less the same loop without the operation.
@@ -130,17 +144,7 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
         s.spawn(move || {
             pin::pin_current(cpu).ok()?;
             let line = Line(AtomicU64::new(0));
-            let per_op = |f: &dyn Fn(u64)| {
-                let mut best = f64::INFINITY;
-                for _ in 0..5 {
-                    let t = Instant::now();
-                    for i in 0..N {
-                        f(black_box(i));
-                    }
-                    best = best.min(t.elapsed().as_nanos() as f64 / N as f64);
-                }
-                best
-            };
+            let per_op = |f: &dyn Fn(u64)| best_ns_per_call(N, f);
             let empty = per_op(&|i| {
                 black_box(i);
             });
@@ -568,7 +572,7 @@ fn futex_wake(w: &AtomicU32) -> bool {
 /// which each side sleeps until woken (`median_of_rounds` says why not the best).
 /// `None` if pinning fails or the other side does not answer within a second.
 pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
-    const CALLS: u32 = 100_000;
+    const CALLS: u64 = 100_000;
     const TRIPS: u32 = 1_000;
     let turn = AtomicU32::new(0);
     let failed = AtomicU64::new(0);
@@ -609,26 +613,15 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
             }
             // On a word of its own, which nobody sleeps on and which never holds 1.
             let other = AtomicU32::new(0);
-            let per_call = |call: &dyn Fn()| {
-                (0..5)
-                    .map(|_| {
-                        let t = Instant::now();
-                        for _ in 0..CALLS {
-                            call();
-                        }
-                        t.elapsed().as_nanos() as f64 / CALLS as f64
-                    })
-                    .fold(f64::INFINITY, f64::min)
-            };
             let wait_once = || futex_wait(&other, 1, Duration::from_millis(100));
             if failed.load(Ordering::SeqCst) != 0 || !wait_once() || !futex_wake(&other) {
                 failed.store(1, Ordering::SeqCst);
                 return (f64::NAN, f64::NAN, Vec::new());
             }
-            let wait = per_call(&|| {
+            let wait = best_ns_per_call(CALLS, &|_| {
                 wait_once();
             });
-            let wake = per_call(&|| {
+            let wake = best_ns_per_call(CALLS, &|_| {
                 futex_wake(&other);
             });
             let mut rounds = Vec::new();

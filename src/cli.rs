@@ -57,15 +57,17 @@ pub enum Command {
         #[command(flatten)]
         accept: AcceptArgs,
     },
-    /// Compare two results directories point by point.
+    /// Compare two results directories point by point, or a run's simulated points
+    /// with native ones.
     Compare {
         a: PathBuf,
-        /// Second directory (omit with --sim-vs-native).
-        b: Option<PathBuf>,
+        /// Second directory. With --sim-vs-native: none (A's own native points), or
+        /// one or more native runs of the same experiment, their repetitions pooled.
+        b: Vec<PathBuf>,
         /// Compare results from different hosts anyway.
         #[arg(long)]
         allow_cross_host: bool,
-        /// Compare the simulated and native modes of one run.
+        /// Compare A's simulated points with the native ones of A, or of B...
         #[arg(long)]
         sim_vs_native: bool,
         /// Also write a small report (Markdown + HTML) here.

@@ -71,7 +71,7 @@ fn main() {
             format,
         } => cmd::compare::run(
             &a,
-            b.as_deref(),
+            &b,
             allow_cross_host,
             sim_vs_native,
             out.as_deref(),

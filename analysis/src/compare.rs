@@ -7,7 +7,10 @@
 //! caller allows it: native numbers of two machines are not comparable by default.
 //! A point with a repetition the noise gate flagged is marked in the table.
 //! With `sim_vs_native`, the simulated records of A are compared with the native
-//! records of B (usually the same directory), point by point.
+//! records of B, point by point: the same directory, or native runs of the same
+//! experiment whose repetitions are pooled ([`compare_pooled`]). Those may differ
+//! from A's plan in the machine's costs only (the constants a simulation was re-run
+//! with after `topo --measure`), which is noted as a warning.
 
 use crate::error::{Error, Result};
 use crate::pipeline::{f64_values, str_values};
@@ -95,6 +98,9 @@ pub struct CompareRow {
 pub struct Comparison {
     pub a: PathBuf,
     pub b: PathBuf,
+    /// Further native directories pooled with B (sim vs native).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub b_more: Vec<PathBuf>,
     pub a_label: String,
     pub b_label: String,
     pub rows: Vec<CompareRow>,
@@ -119,6 +125,36 @@ pub fn plan_difference(a: &Plan, b: &Plan) -> Option<String> {
             "they ran different plans of experiment `{}` (fingerprints {fa} and {fb}: other points, durations, repetitions or machine)",
             a.experiment
         )
+    })
+}
+
+/// Whether the native run `native` measured the points that `sim` simulated, and if
+/// so what differs that the comparison should say: the experiment, the machine's
+/// shape, the run and the points must be the same; the machine's costs (which the
+/// hardware does not read) may differ.
+pub fn sim_native_difference(
+    sim: &Plan,
+    native: &Plan,
+) -> std::result::Result<Vec<String>, String> {
+    let mut same_costs = native.clone();
+    let costs = |p: &Plan| match &p.topology {
+        locklab_model::plan::Topology::Host { costs } => costs.clone(),
+        locklab_model::plan::Topology::Machine(m) => Some(m.costs.clone()),
+    };
+    match (&mut same_costs.topology, costs(sim)) {
+        (locklab_model::plan::Topology::Host { costs }, c) => *costs = c,
+        (locklab_model::plan::Topology::Machine(m), Some(c)) => m.costs = c,
+        (locklab_model::plan::Topology::Machine(_), None) => {}
+    }
+    if let Some(why) = plan_difference(sim, &same_costs) {
+        return Err(why);
+    }
+    Ok(if costs(sim) == costs(native) {
+        Vec::new()
+    } else {
+        vec![
+            "the simulated run's machine costs differ from those of the native run's plan (re-measured constants?): the residuals are of the simulated run's".into(),
+        ]
     })
 }
 
@@ -260,26 +296,87 @@ fn verdict(ratio: &Estimate, better: Better) -> CompareVerdict {
 }
 
 pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> {
-    let ra = load_results(a)?;
-    let rb = if a == b { ra.clone() } else { load_results(b)? };
-    if let Some(why) = plan_difference(ra.plan(), rb.plan()) {
-        return Err(Error::Incompatible(format!(
-            "refusing to compare {} and {}: {why}",
-            a.display(),
-            b.display()
-        )));
-    }
-    let mut warnings = if opts.sim_vs_native {
-        Vec::new()
-    } else {
-        check_hosts(&ra, &rb, opts)?
+    compare_pooled(a, &[b.to_path_buf()], opts)
+}
+
+/// [`compare`] with B's repetitions pooled over several directories (sim against
+/// native only: the native runs of one experiment, each repetition one sample, a
+/// point's verdict on the median of them all).
+pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result<Comparison> {
+    // A directory given twice is one run: its repetitions count once.
+    let mut seen = std::collections::BTreeSet::new();
+    let bs: Vec<PathBuf> = bs
+        .iter()
+        .filter(|d| seen.insert(std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf())))
+        .cloned()
+        .collect();
+    let bs = bs.as_slice();
+    let Some(b) = bs.first() else {
+        return Err(Error::Incompatible("nothing to compare A with".into()));
     };
-    let (sa, sb) = (samples(&ra)?, samples(&rb)?);
-    let (na, nb) = (flagged(&ra)?, flagged(&rb)?);
-    let (a_label, b_label) = if opts.sim_vs_native {
-        ("A (sim)".to_string(), "B (native)".to_string())
+    if bs.len() > 1 && !opts.sim_vs_native {
+        return Err(Error::Incompatible(
+            "only a sim-vs-native comparison pools several directories".into(),
+        ));
+    }
+    let ra = load_results(a)?;
+    let rbs = bs
+        .iter()
+        .map(|d| {
+            if d == a {
+                Ok(ra.clone())
+            } else {
+                load_results(d)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut warnings = Vec::new();
+    for (d, rb) in bs.iter().zip(&rbs) {
+        let refuse = |why: String| {
+            Error::Incompatible(format!(
+                "refusing to compare {} and {}: {why}",
+                a.display(),
+                d.display()
+            ))
+        };
+        if opts.sim_vs_native {
+            for w in sim_native_difference(ra.plan(), rb.plan()).map_err(refuse)? {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        } else if let Some(why) = plan_difference(ra.plan(), rb.plan()) {
+            return Err(refuse(why));
+        }
+    }
+    // Native numbers of different machines are not comparable; a simulation is
+    // compared with whatever host ran the native side.
+    if opts.sim_vs_native {
+        for rb in &rbs[1..] {
+            warnings.extend(check_hosts(&rbs[0], rb, opts)?);
+        }
     } else {
-        ("A".to_string(), "B".to_string())
+        warnings.extend(check_hosts(&ra, &rbs[0], opts)?);
+    }
+    let sa = samples(&ra)?;
+    let na = flagged(&ra)?;
+    let (mut sb, mut nb) = (Samples::new(), std::collections::BTreeSet::new());
+    for rb in &rbs {
+        for (key, metrics) in samples(rb)? {
+            let into = sb.entry(key).or_default();
+            for (m, v) in metrics {
+                into.entry(m).or_default().extend(v);
+            }
+        }
+        nb.extend(flagged(rb)?);
+    }
+    let (a_label, b_label) = match (opts.sim_vs_native, bs.len()) {
+        (true, 1) => ("A (sim)".to_string(), "B (native)".to_string()),
+        (true, n) => (
+            "A (sim)".to_string(),
+            format!("B (native, {n} runs pooled)"),
+        ),
+        (false, _) => ("A".to_string(), "B".to_string()),
     };
     let tolerance = if opts.tolerance > 0.0 {
         opts.tolerance
@@ -380,7 +477,8 @@ pub fn compare(a: &Path, b: &Path, opts: &CompareOptions) -> Result<Comparison> 
     }
     Ok(Comparison {
         a: a.to_path_buf(),
-        b: b.to_path_buf(),
+        b: b.clone(),
+        b_more: bs[1..].to_vec(),
         a_label,
         b_label,
         rows,
@@ -459,6 +557,15 @@ impl Comparison {
         )
     }
 
+    /// B's directory, or its directories pooled, as " + "-joined paths.
+    fn b_dirs(&self) -> String {
+        std::iter::once(&self.b)
+            .chain(&self.b_more)
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
     /// Plain-text table for the terminal.
     pub fn table(&self) -> String {
         let (header, rows) = self.cells();
@@ -476,15 +583,12 @@ impl Comparison {
             }
             s.trim_end().to_string() + "\n"
         };
-        let mut out = format!(
-            "A = {}\nB = {}\n",
-            self.a.display(),
-            if self.a == self.b {
-                "(same directory)".to_string()
-            } else {
-                self.b.display().to_string()
-            }
-        );
+        let b = if self.a == self.b && self.b_more.is_empty() {
+            "(same directory)".to_string()
+        } else {
+            self.b_dirs()
+        };
+        let mut out = format!("A = {}\nB = {b}\n", self.a.display());
         out.push_str(&line(header.clone()));
         out.push_str(&line(
             w.iter()
@@ -522,7 +626,7 @@ impl Comparison {
         let mut md = format!(
             "# Comparison\n\n- A: `{}`\n- B: `{}`\n\nB/A is the ratio of medians with a 95 % bootstrap interval; \"better\" and \"worse\" need the whole interval on one side of 1.\n\n",
             self.a.display(),
-            self.b.display()
+            self.b_dirs()
         );
         md.push_str(&format!("| {} |\n", header.join(" | ")));
         md.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
@@ -541,7 +645,7 @@ impl Comparison {
         html.push_str(&format!(
             "<p>A: <code>{}</code><br>B: <code>{}</code></p><table><tr>",
             esc(&self.a.display().to_string()),
-            esc(&self.b.display().to_string())
+            esc(&self.b_dirs())
         ));
         for h in &header {
             html.push_str(&format!("<th>{h}</th>"));

@@ -1,38 +1,37 @@
 //! `locklab compare DIR_A DIR_B`: per point, the ratio of each headline metric with a
 //! confidence interval and a verdict. Runs of different plans are refused (exit 2).
+//! `--sim-vs-native DIR [NATIVE_DIR...]`: the simulator's residuals against A's own
+//! native points or against native runs of the same experiment, pooled.
 
 use crate::cli::Format;
 use crate::exit::{self, Failure, Result, WithCode};
 use anyhow::anyhow;
-use locklab_analysis::compare::{compare, plan_difference, CompareOptions};
-use locklab_analysis::store;
-use std::path::Path;
+use locklab_analysis::compare::{compare_pooled, CompareOptions};
+use locklab_analysis::error::Error;
+use std::path::{Path, PathBuf};
 
 pub fn run(
     a: &Path,
-    b: Option<&Path>,
+    b: &[PathBuf],
     allow_cross_host: bool,
     sim_vs_native: bool,
     out: Option<&Path>,
     format: Format,
 ) -> Result<i32> {
-    let b = match (b, sim_vs_native) {
-        (Some(b), false) => b,
-        (None, true) => a,
-        (Some(_), true) => {
+    let b: Vec<PathBuf> = match (b.len(), sim_vs_native) {
+        (1, false) => b.to_vec(),
+        (0, true) => vec![a.to_path_buf()],
+        (_, true) => b.to_vec(),
+        (_, false) => {
             return Err(Failure::new(
                 exit::INVALID_INPUT,
-                anyhow!("--sim-vs-native compares the two modes of one directory; give one"),
-            ))
-        }
-        (None, false) => {
-            return Err(Failure::new(
-                exit::INVALID_INPUT,
-                anyhow!("compare needs two results directories"),
+                anyhow!(
+                    "compare needs two results directories (several only with --sim-vs-native, whose native runs are pooled)"
+                ),
             ))
         }
     };
-    for d in [a, b] {
+    for d in std::iter::once(a).chain(b.iter().map(PathBuf::as_path)) {
         if !d.join("manifest.yaml").is_file() {
             return Err(Failure::new(
                 exit::INVALID_INPUT,
@@ -43,32 +42,18 @@ pub fn run(
             ));
         }
     }
-    // Points of the same id in two different plans do not measure the same thing.
-    let (ma, mb) = (
-        store::read_manifest(a).code(exit::INVALID_INPUT)?,
-        store::read_manifest(b).code(exit::INVALID_INPUT)?,
-    );
-    if let Some(why) = plan_difference(&ma.plan, &mb.plan) {
-        return Err(Failure::new(
-            exit::INVALID_INPUT,
-            anyhow!(
-                "refusing to compare {} and {}: {why}",
-                a.display(),
-                b.display()
-            ),
-        ));
-    }
     let opts = CompareOptions {
         allow_cross_host,
         sim_vs_native,
         ..CompareOptions::default()
     };
-    let cmp = compare(a, b, &opts).map_err(|e| {
+    let cmp = compare_pooled(a, &b, &opts).map_err(|e| {
+        // Points of different plans do not measure the same thing: bad input.
         // Refusing to mix hosts is the environment saying no, not a broken run.
-        let code = if format!("{e:#}").contains("host") {
-            exit::ENVIRONMENT
-        } else {
-            exit::RUN_FAILED
+        let code = match &e {
+            Error::Incompatible(why) if why.contains("host") => exit::ENVIRONMENT,
+            Error::Incompatible(_) => exit::INVALID_INPUT,
+            _ => exit::RUN_FAILED,
         };
         Failure::new(code, e)
     })?;
@@ -92,6 +77,7 @@ pub fn run(
                     "compare": 1,
                     "a": cmp.a,
                     "b": cmp.b,
+                    "b_more": cmp.b_more,
                     "rows": cmp.rows,
                     "counts": counts,
                     "warnings": cmp.warnings,

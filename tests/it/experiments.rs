@@ -65,6 +65,14 @@ fn compare_a_run_with_itself_is_within_noise() {
     let out = locklab().arg("compare").arg(dir).arg(dir).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("within noise"), "{}", stdout(&out));
+    // Three directories are a pooled sim-vs-native comparison, nothing else.
+    let out = locklab()
+        .arg("compare")
+        .args([dir, dir, dir])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--sim-vs-native"), "{}", stderr(&out));
 }
 
 /// Each experiment file (the four seeds and the quick start), simulated, quick: no

@@ -1,7 +1,7 @@
 use crate::common::*;
-use locklab_analysis::compare::{compare, CompareOptions, CompareVerdict};
+use locklab_analysis::compare::{compare, compare_pooled, CompareOptions, CompareVerdict};
 use locklab_analysis::ResultsWriter;
-use locklab_model::plan::{Mode, Plan};
+use locklab_model::plan::{Costs, Mode, Plan, Topology};
 
 fn dir_with(scale: f64, hostname: &str, mode: Mode) -> tempfile::TempDir {
     dir_of(&plan(), scale, hostname, mode, |_| {})
@@ -156,6 +156,101 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         )),
         "{table}"
     );
+}
+
+/// A native run of `plan` whose CPU time per acquisition is the simulation's
+/// (threads × window / acquisitions) divided by `by`.
+fn native_dir(plan: &Plan, by: f64) -> tempfile::TempDir {
+    dir_of(plan, 1.0, "labhost", Mode::Native, |r| {
+        let sim_cpu =
+            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
+        r.point.cpu_ns_per_acq = sim_cpu / by;
+        for t in &mut r.threads {
+            t.mode = Mode::Native;
+        }
+        for h in &mut r.handoffs {
+            h.mode = Mode::Native;
+        }
+    })
+}
+
+#[test]
+fn sim_against_native_runs_pools_their_repetitions() {
+    let sim = dir_with(1.0, "labhost", Mode::Sim);
+    let (n1, n2, n3) = (
+        native_dir(&plan(), 1.1),
+        native_dir(&plan(), 1.1),
+        native_dir(&plan(), 2.0),
+    );
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let cpu_residuals = |c: &locklab_analysis::compare::Comparison| -> Vec<f64> {
+        c.rows
+            .iter()
+            .filter(|r| r.metric == "cpu_ns_per_acq")
+            .map(|r| r.residual.unwrap())
+            .collect()
+    };
+    // One run alone: the simulation says twice the hardware.
+    let alone = compare(sim.path(), n3.path(), &opts).unwrap();
+    assert!(cpu_residuals(&alone).iter().all(|r| (r - 1.0).abs() < 1e-9));
+    // Pooled, 10 of 15 repetitions say sim / 1.1: the median is one of theirs (the
+    // repetitions spread by ±2 %, so not exactly the median repetition's).
+    let dirs = [n1.path(), n2.path(), n3.path()].map(|p| p.to_path_buf());
+    let pooled = compare_pooled(sim.path(), &dirs, &opts).unwrap();
+    let res = cpu_residuals(&pooled);
+    assert_eq!(res.len(), plan().points.len());
+    assert!(res.iter().all(|r| (r - 0.1).abs() < 0.05), "{res:?}");
+    // The same run twice counts once.
+    let twice = [n3.path(), n3.path()].map(|p| p.to_path_buf());
+    let once = compare_pooled(sim.path(), &twice, &opts).unwrap();
+    assert_eq!(cpu_residuals(&once), cpu_residuals(&alone));
+    assert!(once.b_more.is_empty());
+    let row = pooled
+        .rows
+        .iter()
+        .find(|r| r.metric == "cpu_ns_per_acq")
+        .unwrap();
+    assert_eq!(row.b.n, 3 * REPS as usize, "every repetition of every run");
+    let table = pooled.table();
+    assert!(table.contains(" + "), "B names every pooled run: {table}");
+    // Only a sim-vs-native comparison pools.
+    let e = compare_pooled(sim.path(), &dirs, &CompareOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pools"), "{e}");
+}
+
+#[test]
+fn sim_against_native_allows_other_costs_but_not_other_points() {
+    let sim = dir_with(1.0, "labhost", Mode::Sim);
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    // The constants the native run's plan carried are not what the hardware ran on.
+    let mut measured = plan();
+    measured.topology = Topology::Host {
+        costs: Some(Costs::levels(2, 45, 45, 45, 6)),
+    };
+    let other_costs = native_dir(&measured, 1.1);
+    let c = compare(sim.path(), other_costs.path(), &opts).unwrap();
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("machine costs differ")),
+        "{:?}",
+        c.warnings
+    );
+    // Other durations are other measurements.
+    let mut longer = plan();
+    longer.run.duration_ns *= 2;
+    let e = compare(sim.path(), native_dir(&longer, 1.1).path(), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("different plans"), "{e}");
 }
 
 #[test]

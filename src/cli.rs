@@ -103,6 +103,10 @@ pub enum Command {
         /// compare-and-swap, a fence) and write them into the topology.
         #[arg(long)]
         measure: bool,
+        /// With --measure: how many times to measure everything, a second apart; each
+        /// constant is the median (a shared machine's slow spells last seconds).
+        #[arg(long, default_value_t = 5, value_name = "N", requires = "measure")]
+        passes: usize,
         /// Name of the topology item (default: host_<hostname>).
         #[arg(long, value_name = "NAME")]
         name: Option<String>,

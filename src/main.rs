@@ -84,7 +84,11 @@ fn main() {
             accept,
         } => cmd::reproduce::run(&dir, out.as_deref(), jobs, accept.accept(), &argv),
         Command::Merge { dirs, out, accept } => cmd::merge::run(&dirs, &out, accept.accept()),
-        Command::Topo { measure, name } => cmd::topo::run(measure, name.as_deref()),
+        Command::Topo {
+            measure,
+            passes,
+            name,
+        } => cmd::topo::run(measure, passes, name.as_deref()),
         Command::Bench { what, rows, iters } => cmd::bench::run(what, rows, iters),
         Command::Language => {
             print!("{}", locklab_dsl::LANGUAGE_REFERENCE);

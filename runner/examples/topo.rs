@@ -3,5 +3,8 @@
 
 fn main() {
     let host = locklab_runner::host::detect();
-    print!("{}", locklab_runner::calibrate::measure_report(&host, None));
+    print!(
+        "{}",
+        locklab_runner::calibrate::measure_report(&host, None, 5)
+    );
 }

@@ -11,16 +11,19 @@
 //!   that waits and a plain store that answers ([`Handoff::LoadStore`], as a spinning
 //!   waiter and a releasing holder do): checks, printed beside the fit.
 //! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
-//!   (`atomic` and `memory { fence }`); [`tas_loop_ns`]: one operation of the native
-//!   loop (`overhead`).
+//!   (`atomic` and `memory { fence }`); [`tas_loop_rounds`]: one operation of the
+//!   native loop (`overhead`).
 //! - [`futex_costs`]: the kernel's futex between two CPUs (a wait that returns at
 //!   once, a wake call, the wake-up latency): the simulated OS mutexes' `futex`.
 //! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
 //!   (`fit`), and the host as one `topology` item with the fitted values.
 //!
-//! A number measured on one CPU is the best of several rounds: on a shared machine
+//! A latency measured on one CPU is the best of several rounds: on a shared machine
 //! the best round is the one least disturbed, and what the model wants is the
-//! undisturbed cost. One measured between two CPUs is the median of five rounds: a
+//! undisturbed cost. The native loop is the exception: its instructions' speed
+//! changes with the host's load (a busy sibling hyperthread), a run's window sees
+//! the mix, and the simulated loop should cost what a run's does: the median of ten
+//! 100 ms rounds. One measured between two CPUs is the median of five rounds: a
 //! virtual machine's vCPUs can share a physical core for a round, which makes a
 //! transfer look free (`median_of_rounds`).
 
@@ -45,10 +48,11 @@ pub enum Handoff {
 #[repr(align(128))]
 struct Line(AtomicU64);
 
-/// The median of five rounds of a measurement between two CPUs. Not the lowest: a
-/// virtual machine's host moves its vCPUs, and a round can run with both on one
-/// physical core, where a line "transfer" costs next to nothing (seen here: a load of
-/// a line the other vCPU modified at 0 ns in one round of five).
+/// The median of the rounds of a measurement (between two CPUs, or of the native
+/// loop). Not the lowest: a virtual machine's host moves its vCPUs, and a round can
+/// run with both on one physical core, where a line "transfer" costs next to nothing
+/// (seen here: a load of a line the other vCPU modified at 0 ns in one round of five);
+/// and the loop's fastest round is a speed no run's window keeps.
 fn median_of_rounds(mut rounds: Vec<f64>) -> f64 {
     rounds.sort_by(f64::total_cmp);
     rounds[rounds.len() / 2]
@@ -170,27 +174,28 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
 
 /// ns per operation of the native single-lock loop (no work, no data lines) with an
 /// uncontended TAS lock, pinned to `cpu`: the lock's swap and release plus the loop
-/// and its bookkeeping. Best of nine rounds (three of `bench::harness`).
-pub fn tas_loop_ns(cpu: u32) -> Option<f64> {
+/// and its bookkeeping. Each of five rounds is one 100 ms window of the loop, as a
+/// run's; the rounds, for the caller to take their median (not the best: the loop's
+/// own instructions run at two speeds on a shared machine, and a run's window sees
+/// both, while a locked operation's latency hardly changes).
+pub fn tas_loop_rounds(cpu: u32) -> Vec<f64> {
     std::thread::scope(|s| {
         s.spawn(move || {
             pin::pin_current(cpu).ok()?;
             let work = crate::native::calibrate();
-            (0..3)
-                .map(|_| {
-                    crate::native::bench::harness(
-                        &work,
-                        &locklab_model::plan::LockAlgo::Tas,
-                        2_000_000,
-                        locklab_model::plan::Recording::Exact,
-                        1,
-                    )
-                })
-                .min_by(f64::total_cmp)
+            Some(crate::native::bench::harness_rounds(
+                &work,
+                &locklab_model::plan::LockAlgo::Tas,
+                2_000_000,
+                locklab_model::plan::Recording::Exact,
+                1,
+                5,
+            ))
         })
         .join()
         .ok()
         .flatten()
+        .unwrap_or_default()
     })
 }
 
@@ -239,18 +244,22 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> (BTreeMap<Distance, f64>, Op
     (transfer, upgrade)
 }
 
-/// `locklab topo --measure`: the costs above for one CPU pair per distance level the
-/// host has (as comments), and the host as one `topology` item using them.
-/// `name` names the topology item (default `host_<hostname>`).
-pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
-    let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
-    let allowed = pin::allowed_cpus().unwrap_or_default();
-    let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
-    let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
-    // The loop twice, before and after the pairs: a shared host slows down for a
-    // while at a time, and the loop's cost becomes a constant of every simulated
-    // operation; the lower is kept.
-    let tas_loop_before = first.and_then(tas_loop_ns);
+/// Everything `topo --measure` measures, once.
+struct Pass {
+    /// The native loop's rounds, ns per operation.
+    tas_loop: Vec<f64>,
+    by_level: BTreeMap<Distance, PairCosts>,
+    owned: Option<(f64, f64)>,
+    futex: Option<FutexCosts>,
+}
+
+/// One pass: the pairs of each distance level the host has (the first usable pair
+/// of each), then one CPU, the futex between the first two usable CPUs, and the
+/// native loop before and after the pairs.
+fn measure_pass(map: &locklab_model::topology::CpuMap, usable: &dyn Fn(u32) -> bool) -> Pass {
+    let mut cpus = map.cpus.iter().map(|c| c.os_id).filter(|&c| usable(c));
+    let (first, second) = (cpus.next(), cpus.next());
+    let mut tas_loop = first.map(tas_loop_rounds).unwrap_or_default();
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -272,22 +281,119 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>) -> String {
         }
     }
     let owned = first.and_then(owned_costs);
-    // The futex between the first two usable CPUs (the OS mutexes' sleeps and
-    // wake-ups; the distance hardly matters next to the scheduler's part).
+    // The distance hardly matters to the futex next to the scheduler's part.
+    let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
+    tas_loop.extend(first.map(tas_loop_rounds).unwrap_or_default());
+    Pass {
+        tas_loop,
+        by_level,
+        owned,
+        futex,
+    }
+}
+
+/// The median of what was measured (`None` if nothing was).
+fn median_of(v: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.into_iter().collect();
+    (!v.is_empty()).then(|| median_of_rounds(v))
+}
+
+/// The passes as one: each quantity the median of the passes that measured it (the
+/// loop, of all their rounds).
+fn combine(passes: Vec<Pass>) -> Pass {
+    let tas_loop = passes
+        .iter()
+        .flat_map(|p| p.tas_loop.iter().copied())
+        .collect();
+    let owned = median_of(passes.iter().filter_map(|p| p.owned.map(|o| o.0))).zip(median_of(
+        passes.iter().filter_map(|p| p.owned.map(|o| o.1)),
+    ));
+    let futexes: Vec<FutexCosts> = passes.iter().filter_map(|p| p.futex).collect();
+    let f = |g: fn(&FutexCosts) -> f64| median_of(futexes.iter().map(g));
+    let futex = f(|x| x.wait).map(|wait| FutexCosts {
+        wait,
+        wake: f(|x| x.wake).unwrap_or_default(),
+        wake_sleeper: f(|x| x.wake_sleeper).unwrap_or_default(),
+        latency: f(|x| x.latency).unwrap_or_default(),
+    });
+    let levels: std::collections::BTreeSet<Distance> = passes
+        .iter()
+        .flat_map(|p| p.by_level.keys().copied())
+        .collect();
+    let by_level = levels
+        .into_iter()
+        .filter_map(|d| {
+            let pairs: Vec<&PairCosts> = passes.iter().filter_map(|p| p.by_level.get(&d)).collect();
+            let lines: Vec<LineStateCosts> = pairs.iter().filter_map(|p| p.line).collect();
+            let l = |g: fn(&LineStateCosts) -> f64| median_of(lines.iter().map(g));
+            let first = pairs.first()?;
+            Some((
+                d,
+                PairCosts {
+                    a: first.a,
+                    b: first.b,
+                    cas: median_of(pairs.iter().map(|p| p.cas))?,
+                    load_store: median_of(pairs.iter().filter_map(|p| p.load_store)),
+                    line: l(|x| x.load_modified).map(|load_modified| LineStateCosts {
+                        load_modified,
+                        rmw_modified: l(|x| x.rmw_modified).unwrap_or_default(),
+                        rmw_shared: l(|x| x.rmw_shared).unwrap_or_default(),
+                        rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
+                    }),
+                },
+            ))
+        })
+        .collect();
+    Pass {
+        tas_loop,
+        by_level,
+        owned,
+        futex,
+    }
+}
+
+/// How long `topo --measure` waits between passes: a shared host's slow spells last
+/// seconds, and passes spread over them see its usual state.
+const PASS_GAP: Duration = Duration::from_secs(1);
+
+/// `locklab topo --measure`: the costs above for one CPU pair per distance level the
+/// host has (as comments), and the host as one `topology` item using them.
+/// `name` names the topology item (default `host_<hostname>`). Every measurement is
+/// taken in `passes` passes a second apart (at least one), and each constant is the
+/// median of the passes: on a shared machine one pass can fall in a slow spell
+/// (here, one pass alone gave transfers of 47 to 65 ns and a native loop of 9.0 to
+/// 16.5 ns within ten seconds).
+pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String {
+    let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
+    let allowed = pin::allowed_cpus().unwrap_or_default();
+    let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
+    let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
     let second = map
         .cpus
         .iter()
         .map(|c| c.os_id)
         .filter(|&c| usable(c))
         .nth(1);
-    let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
-    let tas_loop = match (tas_loop_before, first.and_then(tas_loop_ns)) {
-        (Some(x), Some(y)) => Some(x.min(y)),
-        (x, y) => x.or(y),
-    };
-    let mut s = String::from(
-        "# measured on this host (one CPU: the best of five rounds; pairs: the median of five,\n\
-         # one way)\n",
+    let passes = passes.max(1);
+    let all: Vec<Pass> = (0..passes)
+        .map(|i| {
+            if i > 0 {
+                std::thread::sleep(PASS_GAP);
+            }
+            measure_pass(&map, &usable)
+        })
+        .collect();
+    let Pass {
+        tas_loop: tas_loop_rounds,
+        by_level,
+        owned,
+        futex,
+    } = combine(all);
+    let tas_loop = median_of(tas_loop_rounds);
+    let mut s = format!(
+        "# measured on this host, the median of {passes} pass(es) a second apart (in each, one\n\
+         # CPU: the best of five rounds, the native loop ten 100 ms rounds; pairs: the median\n\
+         # of five, one way)\n"
     );
     match owned {
         Some((atomic, fence)) => s.push_str(&format!(
@@ -668,4 +774,76 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
         wake,
         latency,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pass(x: f64, line: bool) -> Pass {
+        let mut by_level = BTreeMap::new();
+        by_level.insert(
+            Distance::Llc,
+            PairCosts {
+                a: 0,
+                b: 1,
+                cas: 50.0 + x,
+                load_store: Some(48.0 + x),
+                line: line.then_some(LineStateCosts {
+                    load_modified: 45.0 + x,
+                    rmw_modified: 52.0 + x,
+                    rmw_shared: 46.0 + x,
+                    rmw_owned: 4.0 + x,
+                }),
+            },
+        );
+        Pass {
+            tas_loop: vec![8.0 + x, 16.0 + x],
+            by_level,
+            owned: Some((6.0 + x, 5.0 + x)),
+            futex: Some(FutexCosts {
+                wait: 300.0 + x,
+                wake: 150.0 + x,
+                wake_sleeper: 7000.0 + x,
+                latency: 30000.0 + x,
+            }),
+        }
+    }
+
+    #[test]
+    fn passes_combine_into_the_median_of_each_measurement() {
+        // A slow pass (+20) among two: the median is the middle pass's value.
+        let c = combine(vec![pass(0.0, true), pass(20.0, true), pass(1.0, false)]);
+        let p = c.by_level[&Distance::Llc];
+        assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 51.0, Some(49.0)));
+        // The pass without single accesses does not count for them: of 45 and 65,
+        // the upper median.
+        assert_eq!(p.line.unwrap().load_modified, 65.0);
+        assert_eq!(c.owned, Some((7.0, 6.0)));
+        assert_eq!(c.futex.unwrap().latency, 30001.0);
+        // The loop keeps every round of every pass.
+        assert_eq!(c.tas_loop.len(), 6);
+        assert_eq!(median_of(c.tas_loop), Some(17.0));
+        assert_eq!(median_of(Vec::new()), None);
+    }
+
+    #[test]
+    fn a_pass_that_measured_nothing_leaves_the_others() {
+        let empty = Pass {
+            tas_loop: Vec::new(),
+            by_level: BTreeMap::new(),
+            owned: None,
+            futex: None,
+        };
+        let c = combine(vec![empty, pass(0.0, true)]);
+        assert_eq!(c.by_level[&Distance::Llc].cas, 50.0);
+        assert_eq!(c.owned, Some((6.0, 5.0)));
+        let none = combine(vec![Pass {
+            tas_loop: Vec::new(),
+            by_level: BTreeMap::new(),
+            owned: None,
+            futex: None,
+        }]);
+        assert!(none.by_level.is_empty() && none.owned.is_none() && none.futex.is_none());
+    }
 }

@@ -1,10 +1,10 @@
-//! `locklab topo [--measure] [--name NAME]`: the host as experiment-language text,
+//! `locklab topo [--measure [--passes N]] [--name NAME]`: the host as experiment-language text,
 //! one `topology` item that can be saved and `use`d.
 
 use crate::exit::{self, Failure, Result};
 use anyhow::anyhow;
 
-pub fn run(measure: bool, name: Option<&str>) -> Result<i32> {
+pub fn run(measure: bool, passes: usize, name: Option<&str>) -> Result<i32> {
     if let Some(n) = name {
         let mut chars = n.chars();
         let ident = chars
@@ -20,7 +20,16 @@ pub fn run(measure: bool, name: Option<&str>) -> Result<i32> {
     }
     let host = locklab_runner::host::detect();
     if measure {
-        print!("{}", locklab_runner::calibrate::measure_report(&host, name));
+        if passes == 0 {
+            return Err(Failure::new(
+                exit::INVALID_INPUT,
+                anyhow!("--passes must be at least 1"),
+            ));
+        }
+        print!(
+            "{}",
+            locklab_runner::calibrate::measure_report(&host, name, passes)
+        );
     } else {
         print!(
             "{}",

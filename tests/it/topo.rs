@@ -29,3 +29,29 @@ fn the_printed_topology_is_valid_experiment_language() {
         );
     }
 }
+
+/// What `topo --measure` prints on this machine is one valid topology item, which
+/// `check` accepts as a library; one pass (of the default five) is enough to see it.
+#[test]
+fn the_measured_topology_passes_check() {
+    use crate::{locklab, machine, stderr, stdout};
+    let _m = machine();
+    let out = locklab()
+        .args(["topo", "--measure", "--passes", "1", "--name", "measured"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lab = stdout(&out);
+    assert!(lab.contains("topology measured {"), "{lab}");
+    assert!(lab.contains("median of 1 pass"), "{lab}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("measured.lab");
+    std::fs::write(&file, &lab).unwrap();
+    let checked = locklab().arg("check").arg(&file).output().unwrap();
+    assert_eq!(checked.status.code(), Some(0), "{}\n{lab}", stderr(&checked));
+    let zero = locklab()
+        .args(["topo", "--measure", "--passes", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+}

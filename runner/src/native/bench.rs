@@ -68,8 +68,8 @@ fn time_lock<L: Lock>(lock: &L, env: &NativeEnv<'_>, iters: u64) -> f64 {
 /// and no outside work: the lock plus the harness (clock reads, grant counters,
 /// histogram recording), recording as `recording` says, by thread 0 of a point of
 /// `threads` (1: a run's only thread, whose grant order needs no recording; more:
-/// the bookkeeping of a shared lock, without its contention). Runs for about
-/// `iters` × 50 ns.
+/// the bookkeeping of a shared lock, without its contention). The best of three
+/// rounds, each about `iters` × 50 ns.
 pub fn harness(
     work: &WorkLoop,
     algo: &LockAlgo,
@@ -77,11 +77,25 @@ pub fn harness(
     recording: Recording,
     threads: usize,
 ) -> f64 {
-    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize);
+    harness_rounds(work, algo, iters, recording, threads, 3)
+        .into_iter()
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// [`harness`], each of `rounds` rounds' ns per iteration.
+pub fn harness_rounds(
+    work: &WorkLoop,
+    algo: &LockAlgo,
+    iters: u64,
+    recording: Recording,
+    threads: usize,
+    rounds: usize,
+) -> Vec<f64> {
+    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize, usize);
     impl LockVisitor for Harness<'_> {
-        type Output = f64;
-        fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> f64 {
-            let (iters, threads) = (self.1, self.3);
+        type Output = Vec<f64>;
+        fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Vec<f64> {
+            let (iters, threads, rounds) = (self.1, self.3, self.4);
             let w = Workload::SingleLock {
                 critical: Dist::Fixed { ns: 0 },
                 outside: Dist::Fixed { ns: 0 },
@@ -95,8 +109,8 @@ pub fn harness(
             // One LocalState for the thread's whole use of the locks (CLH nodes change
             // hands).
             let mut local = LocalState::new(0, locks.len());
-            let mut best = f64::INFINITY;
-            for _ in 0..3 {
+            let mut each = Vec::with_capacity(rounds);
+            for _ in 0..rounds {
                 let start = env.now();
                 let end = start + iters.saturating_mul(50).max(1_000_000);
                 let window = Window {
@@ -107,12 +121,12 @@ pub fn harness(
                 let ops =
                     workload::drive_thread(&BlockOn, &w, &locks, &env, &mut local, &mut stats, end);
                 let took = env.now() - start;
-                best = best.min(took as f64 / ops.max(1) as f64);
+                each.push(took as f64 / ops.max(1) as f64);
             }
-            best
+            each
         }
     }
-    with_lock(algo, Harness(work, iters, recording, threads))
+    with_lock(algo, Harness(work, iters, recording, threads, rounds))
 }
 
 /// A line of its own for a hand-written lock's words.

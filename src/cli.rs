@@ -62,7 +62,8 @@ pub enum Command {
     Compare {
         a: PathBuf,
         /// Second directory. With --sim-vs-native: none (A's own native points), or
-        /// one or more native runs of the same experiment, their repetitions pooled.
+        /// one or more native runs of the same experiment, their repetitions pooled
+        /// (name A among them to pool its own native points too).
         b: Vec<PathBuf>,
         /// Compare results from different hosts anyway.
         #[arg(long)]

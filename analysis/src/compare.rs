@@ -265,7 +265,7 @@ fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<St
     if opts.allow_cross_host {
         Ok(vec![format!("comparing across hosts: {what}")])
     } else {
-        Err(Error::Incompatible(format!(
+        Err(Error::CrossHost(format!(
             "refusing to compare results from different hosts: {what}; pass --allow-cross-host to compare anyway"
         )))
     }
@@ -349,14 +349,42 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             return Err(refuse(why));
         }
     }
-    // Native numbers of different machines are not comparable; a simulation is
-    // compared with whatever host ran the native side.
+    // Native numbers of different machines are not comparable. A simulation of a
+    // described machine is compared with whatever host ran the native side; one of
+    // `topology host` simulated the machine it ran on, which must be that host.
+    let simulated_host = matches!(
+        ra.plan().topology,
+        locklab_model::plan::Topology::Host { .. }
+    );
+    if !opts.sim_vs_native || simulated_host {
+        warnings.extend(check_hosts(&ra, &rbs[0], opts)?);
+    }
     if opts.sim_vs_native {
         for rb in &rbs[1..] {
             warnings.extend(check_hosts(&rbs[0], rb, opts)?);
         }
-    } else {
-        warnings.extend(check_hosts(&ra, &rbs[0], opts)?);
+        // Pooled repetitions of different builds measure different loops.
+        let profiles: std::collections::BTreeSet<&str> = std::iter::once(&ra)
+            .chain(&rbs)
+            .map(|r| r.manifest.build_profile.as_str())
+            .collect();
+        if profiles.len() > 1 {
+            warnings.push(format!(
+                "the runs were made by different builds ({}): measure and simulate with one",
+                profiles.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
+        // A's own native points count only if A is among B's directories.
+        let a_native = !bs.iter().any(|d| d == a) && {
+            let own = samples(&ra)?;
+            own.keys().any(|(_, mode)| mode == "native")
+        };
+        if a_native {
+            warnings.push(format!(
+                "{}'s own native points are not pooled: name it again among the native runs to include them",
+                a.display()
+            ));
+        }
     }
     let sa = samples(&ra)?;
     let na = flagged(&ra)?;

@@ -35,9 +35,12 @@ pub enum Error {
     /// different plan, overlapping shards).
     #[error("{0}")]
     Results(String),
-    /// Two results directories that must not be compared (different hosts).
+    /// Two results directories that must not be compared (different plans).
     #[error("{0}")]
     Incompatible(String),
+    /// Native results of different hosts, which are not compared unless asked.
+    #[error("{0}")]
+    CrossHost(String),
     #[error("cannot draw {plot}: {message}")]
     Plot { plot: String, message: String },
 }

@@ -55,7 +55,12 @@ struct Line(AtomicU64);
 /// and the loop's fastest round is a speed no run's window keeps.
 fn median_of_rounds(mut rounds: Vec<f64>) -> f64 {
     rounds.sort_by(f64::total_cmp);
-    rounds[rounds.len() / 2]
+    let n = rounds.len();
+    if n % 2 == 1 {
+        rounds[n / 2]
+    } else {
+        (rounds[n / 2 - 1] + rounds[n / 2]) / 2.0
+    }
 }
 
 /// One-way latency, ns, of handing one cache line back and forth between OS CPUs
@@ -209,6 +214,8 @@ struct PairCosts {
     load_store: Option<f64>,
     /// Single accesses timed by line state.
     line: Option<LineStateCosts>,
+    /// Of how many passes the ping-pongs and the single accesses are the median.
+    passes: (usize, usize),
 }
 
 /// The simulator's constants from the measurements (`docs/validation.md`):
@@ -275,6 +282,7 @@ fn measure_pass(map: &locklab_model::topology::CpuMap, usable: &dyn Fn(u32) -> b
                     cas,
                     load_store: transfer_latency(a, b, Handoff::LoadStore),
                     line: line_state_costs(a, b),
+                    passes: (1, 1),
                 };
                 by_level.insert(d, pair);
             }
@@ -323,10 +331,16 @@ fn combine(passes: Vec<Pass>) -> Pass {
     let by_level = levels
         .into_iter()
         .filter_map(|d| {
-            let pairs: Vec<&PairCosts> = passes.iter().filter_map(|p| p.by_level.get(&d)).collect();
+            // The pair the first pass measured: a pass that fell back to another pair
+            // of the level measured other CPUs.
+            let first = *passes.iter().find_map(|p| p.by_level.get(&d))?;
+            let pairs: Vec<&PairCosts> = passes
+                .iter()
+                .filter_map(|p| p.by_level.get(&d))
+                .filter(|p| (p.a, p.b) == (first.a, first.b))
+                .collect();
             let lines: Vec<LineStateCosts> = pairs.iter().filter_map(|p| p.line).collect();
             let l = |g: fn(&LineStateCosts) -> f64| median_of(lines.iter().map(g));
-            let first = pairs.first()?;
             Some((
                 d,
                 PairCosts {
@@ -340,6 +354,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         rmw_shared: l(|x| x.rmw_shared).unwrap_or_default(),
                         rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
                     }),
+                    passes: (pairs.len(), lines.len()),
                 },
             ))
         })
@@ -432,6 +447,14 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             p.b,
             p.cas
         ));
+        // A level some passes could not measure (or measured on another pair) rests
+        // on fewer passes: say so.
+        let (hand, single) = p.passes;
+        if hand < passes || (p.line.is_some() && single < passes) {
+            s.push_str(&format!(
+                "#           (this pair in {hand} of {passes} passes, its single accesses in {single})\n"
+            ));
+        }
         match p.line {
             Some(l) => s.push_str(&format!(
                 "#           CPU {} accessing a line CPU {} modified: load {:.1} ns, locked add {:.1} ns;\n\
@@ -795,6 +818,7 @@ mod tests {
                     rmw_shared: 46.0 + x,
                     rmw_owned: 4.0 + x,
                 }),
+                passes: (1, 1),
             },
         );
         Pass {
@@ -817,13 +841,14 @@ mod tests {
         let p = c.by_level[&Distance::Llc];
         assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 51.0, Some(49.0)));
         // The pass without single accesses does not count for them: of 45 and 65,
-        // the upper median.
-        assert_eq!(p.line.unwrap().load_modified, 65.0);
+        // their mean.
+        assert_eq!(p.line.unwrap().load_modified, 55.0);
+        assert_eq!(p.passes, (3, 2));
         assert_eq!(c.owned, Some((7.0, 6.0)));
         assert_eq!(c.futex.unwrap().latency, 30001.0);
-        // The loop keeps every round of every pass.
+        // The loop keeps every round of every pass: 8, 9, 16, 17, 28, 36.
         assert_eq!(c.tas_loop.len(), 6);
-        assert_eq!(median_of(c.tas_loop), Some(17.0));
+        assert_eq!(median_of(c.tas_loop), Some(16.5));
         assert_eq!(median_of(Vec::new()), None);
     }
 
@@ -835,9 +860,15 @@ mod tests {
             owned: None,
             futex: None,
         };
-        let c = combine(vec![empty, pass(0.0, true)]);
+        // A pass that measured the level on another pair does not count for it.
+        let mut other = pass(30.0, true);
+        let p = other.by_level.get_mut(&Distance::Llc).unwrap();
+        (p.a, p.b) = (2, 3);
+        let c = combine(vec![empty, pass(0.0, true), other]);
         assert_eq!(c.by_level[&Distance::Llc].cas, 50.0);
-        assert_eq!(c.owned, Some((6.0, 5.0)));
+        assert_eq!(c.by_level[&Distance::Llc].passes, (1, 1));
+        // One CPU's costs do not depend on the pair: both passes count.
+        assert_eq!(c.owned, Some((21.0, 20.0)));
         let none = combine(vec![Pass {
             tas_loop: Vec::new(),
             by_level: BTreeMap::new(),

@@ -8,6 +8,7 @@ use crate::exit::{self, Failure, Result, WithCode};
 use anyhow::anyhow;
 use locklab_analysis::compare::{compare_pooled, CompareOptions};
 use locklab_analysis::error::Error;
+use locklab_analysis::store;
 use std::path::{Path, PathBuf};
 
 pub fn run(
@@ -41,6 +42,8 @@ pub fn run(
                 ),
             ));
         }
+        // A manifest that does not read is bad input, before anything is loaded.
+        store::read_manifest(d).code(exit::INVALID_INPUT)?;
     }
     let opts = CompareOptions {
         allow_cross_host,
@@ -51,7 +54,7 @@ pub fn run(
         // Points of different plans do not measure the same thing: bad input.
         // Refusing to mix hosts is the environment saying no, not a broken run.
         let code = match &e {
-            Error::Incompatible(why) if why.contains("host") => exit::ENVIRONMENT,
+            Error::CrossHost(_) => exit::ENVIRONMENT,
             Error::Incompatible(_) => exit::INVALID_INPUT,
             _ => exit::RUN_FAILED,
         };
@@ -71,19 +74,19 @@ pub fn run(
                     .unwrap_or_default();
                 *counts.entry(name).or_default() += 1;
             }
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&serde_json::json!({
-                    "compare": 1,
-                    "a": cmp.a,
-                    "b": cmp.b,
-                    "b_more": cmp.b_more,
-                    "rows": cmp.rows,
-                    "counts": counts,
-                    "warnings": cmp.warnings,
-                }))
-                .unwrap_or_default()
-            )
+            let mut doc = serde_json::json!({
+                "compare": 1,
+                "a": cmp.a,
+                "b": cmp.b,
+                "rows": cmp.rows,
+                "counts": counts,
+                "warnings": cmp.warnings,
+            });
+            // Only a pooled comparison has more than one B.
+            if !cmp.b_more.is_empty() {
+                doc["b_more"] = serde_json::json!(cmp.b_more);
+            }
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default())
         }
     }
     if let Some(out) = out {

@@ -48,7 +48,12 @@ fn the_measured_topology_passes_check() {
     let file = dir.path().join("measured.lab");
     std::fs::write(&file, &lab).unwrap();
     let checked = locklab().arg("check").arg(&file).output().unwrap();
-    assert_eq!(checked.status.code(), Some(0), "{}\n{lab}", stderr(&checked));
+    assert_eq!(
+        checked.status.code(),
+        Some(0),
+        "{}\n{lab}",
+        stderr(&checked)
+    );
     let zero = locklab()
         .args(["topo", "--measure", "--passes", "0"])
         .output()

@@ -244,6 +244,21 @@ fn sim_against_native_allows_other_costs_but_not_other_points() {
         "{:?}",
         c.warnings
     );
+    // A simulation of `topology host` simulated the machine it ran on: natively
+    // another host is another machine.
+    let elsewhere = dir_of(&plan(), 1.0, "otherhost", Mode::Native, |r| {
+        for t in &mut r.threads {
+            t.mode = Mode::Native;
+        }
+        for h in &mut r.handoffs {
+            h.mode = Mode::Native;
+        }
+    });
+    let e = compare(sim.path(), elsewhere.path(), &opts).unwrap_err();
+    assert!(
+        matches!(e, locklab_analysis::error::Error::CrossHost(_)),
+        "{e}"
+    );
     // Other durations are other measurements.
     let mut longer = plan();
     longer.run.duration_ns *= 2;

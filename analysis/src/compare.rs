@@ -105,6 +105,12 @@ pub struct Comparison {
     pub b_label: String,
     pub rows: Vec<CompareRow>,
     pub warnings: Vec<String>,
+    /// A's sweep axes in plan order, each with its values' labels, and each point's
+    /// label on each axis: what [`Comparison::residuals_by_axis`] groups by.
+    #[serde(skip)]
+    axes: Vec<(String, Vec<String>)>,
+    #[serde(skip)]
+    point_axes: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
@@ -503,7 +509,23 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             noisy.len()
         ));
     }
+    let plan = ra.plan();
+    let axes = plan
+        .axes
+        .iter()
+        .map(|x| (x.name.clone(), x.values.iter().map(|v| v.label()).collect()))
+        .collect();
+    let point_axes = plan
+        .points
+        .iter()
+        .map(|p| {
+            let labels = p.axes.iter().map(|(k, v)| (k.clone(), v.label())).collect();
+            (p.id.clone(), labels)
+        })
+        .collect();
     Ok(Comparison {
+        axes,
+        point_axes,
         a: a.to_path_buf(),
         b: b.clone(),
         b_more: bs[1..].to_vec(),
@@ -585,6 +607,43 @@ impl Comparison {
         )
     }
 
+    /// Sim vs native, CPU time per acquisition: per sweep axis of two values or more,
+    /// per value, how many of its points are within the tolerance and of how many
+    /// (the validation's "which workloads, which thread counts" at a glance).
+    pub fn residuals_by_axis(&self) -> Vec<(String, Vec<(String, usize, usize)>)> {
+        let rows: Vec<&CompareRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.metric == VALIDATION[0] && r.residual.is_some())
+            .collect();
+        if rows.is_empty() {
+            return Vec::new();
+        }
+        self.axes
+            .iter()
+            .filter(|(_, values)| values.len() > 1)
+            .map(|(axis, values)| {
+                let counts = values
+                    .iter()
+                    .map(|v| {
+                        let of_value = rows.iter().filter(|r| {
+                            self.point_axes.get(&r.point_id).and_then(|a| a.get(axis)) == Some(v)
+                        });
+                        let (within, n) = of_value.fold((0, 0), |(w, n), r| {
+                            (
+                                w + usize::from(r.verdict == CompareVerdict::WithinTolerance),
+                                n + 1,
+                            )
+                        });
+                        (v.clone(), within, n)
+                    })
+                    .filter(|(_, _, n)| *n > 0)
+                    .collect();
+                (axis.clone(), counts)
+            })
+            .collect()
+    }
+
     /// B's directory, or its directories pooled, as " + "-joined paths.
     fn b_dirs(&self) -> String {
         std::iter::once(&self.b)
@@ -639,6 +698,17 @@ impl Comparison {
             out.push_str(&format!(
                 "residuals: {metric}: {within} of {n} points within tolerance, largest {:+.1} %\n",
                 100.0 * worst
+            ));
+        }
+        for (axis, counts) in self.residuals_by_axis() {
+            let counts: Vec<String> = counts
+                .iter()
+                .map(|(v, within, n)| format!("{v} {within}/{n}"))
+                .collect();
+            out.push_str(&format!(
+                "residuals: {} by {axis}: {}\n",
+                VALIDATION[0],
+                counts.join(", ")
             ));
         }
         for w in &self.warnings {

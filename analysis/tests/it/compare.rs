@@ -156,6 +156,18 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         )),
         "{table}"
     );
+    // By axis: every point counted once per axis, each within.
+    let by = c.residuals_by_axis();
+    assert!(!by.is_empty());
+    for (axis, counts) in &by {
+        let n: usize = counts.iter().map(|c| c.2).sum();
+        assert_eq!(n, plan.points.len(), "{axis}: {counts:?}");
+        assert!(counts.iter().all(|c| c.1 == c.2), "{axis}: {counts:?}");
+        assert!(
+            table.contains(&format!("cpu_ns_per_acq by {axis}: ")),
+            "{table}"
+        );
+    }
 }
 
 /// A native run of `plan` whose CPU time per acquisition is the simulation's

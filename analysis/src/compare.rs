@@ -115,6 +115,14 @@ pub struct Comparison {
 
 type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
 
+/// Of the points with one value of a sweep axis, how many are within the tolerance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueResiduals {
+    pub value: String,
+    pub within: usize,
+    pub n: usize,
+}
+
 /// What two plans must share for their points to be compared, and how they
 /// differ if they do not: the experiment's name, then the fingerprint of what
 /// produces the records (topology, run, points). Claims and plots may differ.
@@ -610,7 +618,7 @@ impl Comparison {
     /// Sim vs native, CPU time per acquisition: per sweep axis of two values or more,
     /// per value, how many of its points are within the tolerance and of how many
     /// (the validation's "which workloads, which thread counts" at a glance).
-    pub fn residuals_by_axis(&self) -> Vec<(String, Vec<(String, usize, usize)>)> {
+    pub fn residuals_by_axis(&self) -> Vec<(String, Vec<ValueResiduals>)> {
         let rows: Vec<&CompareRow> = self
             .rows
             .iter()
@@ -635,9 +643,13 @@ impl Comparison {
                                 n + 1,
                             )
                         });
-                        (v.clone(), within, n)
+                        ValueResiduals {
+                            value: v.clone(),
+                            within,
+                            n,
+                        }
                     })
-                    .filter(|(_, _, n)| *n > 0)
+                    .filter(|c| c.n > 0)
                     .collect();
                 (axis.clone(), counts)
             })
@@ -703,7 +715,7 @@ impl Comparison {
         for (axis, counts) in self.residuals_by_axis() {
             let counts: Vec<String> = counts
                 .iter()
-                .map(|(v, within, n)| format!("{v} {within}/{n}"))
+                .map(|c| format!("{} {}/{}", c.value, c.within, c.n))
                 .collect();
             out.push_str(&format!(
                 "residuals: {} by {axis}: {}\n",

@@ -160,9 +160,9 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
     let by = c.residuals_by_axis();
     assert!(!by.is_empty());
     for (axis, counts) in &by {
-        let n: usize = counts.iter().map(|c| c.2).sum();
+        let n: usize = counts.iter().map(|c| c.n).sum();
         assert_eq!(n, plan.points.len(), "{axis}: {counts:?}");
-        assert!(counts.iter().all(|c| c.1 == c.2), "{axis}: {counts:?}");
+        assert!(counts.iter().all(|c| c.within == c.n), "{axis}: {counts:?}");
         assert!(
             table.contains(&format!("cpu_ns_per_acq by {axis}: ")),
             "{table}"

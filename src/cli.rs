@@ -71,6 +71,10 @@ pub enum Command {
         /// Compare A's simulated points with the native ones of A, or of B...
         #[arg(long)]
         sim_vs_native: bool,
+        /// With --sim-vs-native: how far a simulated value may be from the native one
+        /// and be "within tolerance", as a percentage (`10%`) or a fraction (`0.1`).
+        #[arg(long, value_name = "TOLERANCE", value_parser = parse_tolerance, default_value = "15%", requires = "sim_vs_native")]
+        tolerance: f64,
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,
@@ -268,4 +272,37 @@ pub enum BenchWhat {
     Native,
     Sim,
     Analysis,
+}
+
+/// `10%` or `0.1`: a relative tolerance, as a fraction, above 0.
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(n) => (n.trim(), 100.0),
+        None => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| {
+        format!("`{s}` is not a tolerance: give a percentage (10%) or a fraction (0.1)")
+    })?;
+    let v = v / scale;
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("a tolerance must be above 0, not `{s}`"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_tolerance;
+
+    #[test]
+    fn a_tolerance_is_a_percentage_or_a_fraction_above_zero() {
+        assert_eq!(parse_tolerance("15%"), Ok(0.15));
+        assert_eq!(parse_tolerance(" 2.5 % "), Ok(0.025));
+        assert_eq!(parse_tolerance("0.1"), Ok(0.1));
+        for bad in ["0", "0%", "-1", "abc", "%", "inf", "NaN%"] {
+            assert!(parse_tolerance(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -67,6 +67,7 @@ fn main() {
             b,
             allow_cross_host,
             sim_vs_native,
+            tolerance,
             out,
             format,
         } => cmd::compare::run(
@@ -74,6 +75,7 @@ fn main() {
             &b,
             allow_cross_host,
             sim_vs_native,
+            tolerance,
             out.as_deref(),
             format,
         ),

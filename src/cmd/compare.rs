@@ -16,6 +16,7 @@ pub fn run(
     b: &[PathBuf],
     allow_cross_host: bool,
     sim_vs_native: bool,
+    tolerance: f64,
     out: Option<&Path>,
     format: Format,
 ) -> Result<i32> {
@@ -48,7 +49,7 @@ pub fn run(
     let opts = CompareOptions {
         allow_cross_host,
         sim_vs_native,
-        ..CompareOptions::default()
+        tolerance,
     };
     let cmp = compare_pooled(a, &b, &opts).map_err(|e| {
         // Points of different plans do not measure the same thing: bad input.

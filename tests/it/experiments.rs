@@ -73,6 +73,13 @@ fn compare_a_run_with_itself_is_within_noise() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--sim-vs-native"), "{}", stderr(&out));
+    // A tolerance is for the simulator's residuals only.
+    let out = locklab()
+        .args(["compare", "--tolerance", "10%"])
+        .args([dir, dir])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
 /// Each experiment file (the four seeds and the quick start), simulated, quick: no

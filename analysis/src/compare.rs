@@ -388,19 +388,18 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
                 profiles.into_iter().collect::<Vec<_>>().join(", ")
             ));
         }
-        // A's own native points count only if A is among B's directories.
-        let a_native = !bs.iter().any(|d| d == a) && {
-            let own = samples(&ra)?;
-            own.keys().any(|(_, mode)| mode == "native")
-        };
-        if a_native {
-            warnings.push(format!(
-                "{}'s own native points are not pooled: name it again among the native runs to include them",
-                a.display()
-            ));
-        }
     }
     let sa = samples(&ra)?;
+    // A's own native points count only if A is among B's directories.
+    let a_native = opts.sim_vs_native
+        && !bs.iter().any(|d| d == a)
+        && sa.keys().any(|(_, mode)| mode == "native");
+    if a_native {
+        warnings.push(format!(
+            "{}'s own native points are not pooled: name it again among the native runs to include them",
+            a.display()
+        ));
+    }
     let na = flagged(&ra)?;
     let (mut sb, mut nb) = (Samples::new(), std::collections::BTreeSet::new());
     for rb in &rbs {

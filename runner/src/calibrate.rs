@@ -261,11 +261,13 @@ struct Pass {
 }
 
 /// One pass: the pairs of each distance level the host has (the first usable pair
-/// of each), then one CPU, the futex between the first two usable CPUs, and the
-/// native loop before and after the pairs.
-fn measure_pass(map: &locklab_model::topology::CpuMap, usable: &dyn Fn(u32) -> bool) -> Pass {
-    let mut cpus = map.cpus.iter().map(|c| c.os_id).filter(|&c| usable(c));
-    let (first, second) = (cpus.next(), cpus.next());
+/// of each), then the first usable CPU alone, the futex between the first two
+/// (`first`, `second`), and the native loop before and after the pairs.
+fn measure_pass(
+    map: &locklab_model::topology::CpuMap,
+    usable: &dyn Fn(u32) -> bool,
+    (first, second): (Option<u32>, Option<u32>),
+) -> Pass {
     let mut tas_loop = first.map(tas_loop_rounds).unwrap_or_default();
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
@@ -382,20 +384,15 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
     let allowed = pin::allowed_cpus().unwrap_or_default();
     let usable = |cpu: u32| allowed.is_empty() || allowed.contains(&cpu);
-    let first = map.cpus.iter().map(|c| c.os_id).find(|&c| usable(c));
-    let second = map
-        .cpus
-        .iter()
-        .map(|c| c.os_id)
-        .filter(|&c| usable(c))
-        .nth(1);
+    let mut cpus = map.cpus.iter().map(|c| c.os_id).filter(|&c| usable(c));
+    let (first, second) = (cpus.next(), cpus.next());
     let passes = passes.max(1);
     let all: Vec<Pass> = (0..passes)
         .map(|i| {
             if i > 0 {
                 std::thread::sleep(PASS_GAP);
             }
-            measure_pass(&map, &usable)
+            measure_pass(&map, &usable, (first, second))
         })
         .collect();
     let Pass {

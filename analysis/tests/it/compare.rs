@@ -173,7 +173,12 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
 /// A native run of `plan` whose CPU time per acquisition is the simulation's
 /// (threads × window / acquisitions) divided by `by`.
 fn native_dir(plan: &Plan, by: f64) -> tempfile::TempDir {
-    dir_of(plan, 1.0, "labhost", Mode::Native, |r| {
+    native_dir_on(plan, by, "labhost")
+}
+
+/// [`native_dir`] on host `hostname`.
+fn native_dir_on(plan: &Plan, by: f64, hostname: &str) -> tempfile::TempDir {
+    dir_of(plan, 1.0, hostname, Mode::Native, |r| {
         let sim_cpu =
             f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
         r.point.cpu_ns_per_acq = sim_cpu / by;
@@ -258,14 +263,7 @@ fn sim_against_native_allows_other_costs_but_not_other_points() {
     );
     // A simulation of `topology host` simulated the machine it ran on: natively
     // another host is another machine.
-    let elsewhere = dir_of(&plan(), 1.0, "otherhost", Mode::Native, |r| {
-        for t in &mut r.threads {
-            t.mode = Mode::Native;
-        }
-        for h in &mut r.handoffs {
-            h.mode = Mode::Native;
-        }
-    });
+    let elsewhere = native_dir_on(&plan(), 1.1, "otherhost");
     let e = compare(sim.path(), elsewhere.path(), &opts).unwrap_err();
     assert!(
         matches!(e, locklab_analysis::error::Error::CrossHost(_)),

@@ -28,7 +28,7 @@ pub mod pin;
 pub mod wakeup;
 
 pub use arena::Arena;
-pub use calibrate::{calibrate, WorkLoop};
+pub use calibrate::{calibrate, calibrate_for, WorkLoop};
 pub use env::{block_on, thread_cpu_ns, BlockOn, Clock, EnvConfig, NativeEnv, Spin};
 
 use crate::env::{Env, LineAlloc};
@@ -277,7 +277,9 @@ struct WorkerResult {
 #[derive(Debug, Clone, Copy)]
 struct WorkSeen {
     read_ns: f64,
-    k: f64,
+    /// What a `critical` and an `outside` call cost besides their reads, in reads
+    /// (`WorkLoop::besides`).
+    besides: [f64; 2],
     before: [f64; 2],
     after: [f64; 2],
 }
@@ -285,10 +287,11 @@ struct WorkSeen {
 impl WorkSeen {
     /// Calibrate on this (pinned) thread and measure the shape's durations.
     fn calibrate(shape: &Shape) -> (WorkLoop, WorkSeen) {
-        let wl = calibrate::calibrate();
+        let requests = [shape.critical_ns, shape.outside_ns].map(|ns| ns.round() as u64);
+        let wl = calibrate::calibrate_for(&requests);
         let seen = WorkSeen {
             read_ns: wl.read_ns(),
-            k: wl.k(),
+            besides: requests.map(|ns| wl.besides(ns)),
             before: achieved(&wl, shape),
             after: [f64::NAN; 2],
         };
@@ -332,7 +335,10 @@ impl Outcome {
         ctx.outside_achieved_ns = mean(&|w| (w.before[1] + w.after[1]) / 2.0);
         ctx.extra
             .insert("work_read_ns".into(), mean(&|w| w.read_ns));
-        ctx.extra.insert("work_k".into(), mean(&|w| w.k));
+        ctx.extra
+            .insert("work_besides_critical".into(), mean(&|w| w.besides[0]));
+        ctx.extra
+            .insert("work_besides_outside".into(), mean(&|w| w.besides[1]));
     }
 }
 

@@ -151,10 +151,7 @@ pub fn sim_native_difference(
     native: &Plan,
 ) -> std::result::Result<Vec<String>, String> {
     let mut same_costs = native.clone();
-    let costs = |p: &Plan| match &p.topology {
-        locklab_model::plan::Topology::Host { costs } => costs.clone(),
-        locklab_model::plan::Topology::Machine(m) => Some(m.costs.clone()),
-    };
+    let costs = |p: &Plan| p.topology.costs().cloned();
     match (&mut same_costs.topology, costs(sim)) {
         (locklab_model::plan::Topology::Host { costs }, c) => *costs = c,
         (locklab_model::plan::Topology::Machine(m), Some(c)) => m.costs = c,
@@ -354,7 +351,13 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             ))
         };
         if opts.sim_vs_native {
-            for w in sim_native_difference(ra.plan(), rb.plan()).map_err(refuse)? {
+            let elsewhere = ra
+                .plan()
+                .topology
+                .costs()
+                .and_then(|c| c.measured_elsewhere(&rb.manifest.host.cpu_model));
+            let differences = sim_native_difference(ra.plan(), rb.plan()).map_err(refuse)?;
+            for w in differences.into_iter().chain(elsewhere) {
                 if !warnings.contains(&w) {
                     warnings.push(w);
                 }

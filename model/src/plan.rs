@@ -57,6 +57,17 @@ pub enum Topology {
     Machine(Machine),
 }
 
+impl Topology {
+    /// The costs a simulation of this topology uses: a described machine's, or
+    /// those given for the host (`None`: the host's, measured at run time).
+    pub fn costs(&self) -> Option<&Costs> {
+        match self {
+            Topology::Host { costs } => costs.as_ref(),
+            Topology::Machine(m) => Some(&m.costs),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     pub name: String,
@@ -114,9 +125,31 @@ pub struct Costs {
     /// do not set it are those they had before it existed.
     #[serde(default, skip_serializing_if = "Futex::is_default")]
     pub futex: Futex,
+    /// The CPU these costs were measured on: `locklab topo --measure` writes the
+    /// host's CPU model as the kernel names it (`measured_on = "..."`). `None` for
+    /// costs written by hand (and left out of the serialized plan then, as `futex`).
+    /// A simulation checked against native runs on another CPU compares two
+    /// machines; `run` and `compare --sim-vs-native` say so
+    /// ([`Costs::measured_elsewhere`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_on: Option<String>,
 }
 
 impl Costs {
+    /// Why these costs do not describe a host whose CPU is `cpu_model`: they were
+    /// measured on another CPU. `None` when they were measured on that CPU, or not
+    /// measured (written by hand: what they describe is the author's to say).
+    pub fn measured_elsewhere(&self, cpu_model: &str) -> Option<String> {
+        let on = self.measured_on.as_deref()?;
+        (on.trim() != cpu_model.trim()).then(|| {
+            format!(
+                "the simulated machine's costs were measured on CPU \"{on}\" and the \
+                 native side ran on CPU \"{cpu_model}\": the residuals compare two machines \
+                 (run `locklab topo --measure` on this one to validate the simulator here)"
+            )
+        })
+    }
+
     /// Transfer levels and atomic cost, with the default x86-TSO memory model derived
     /// from them ([`Memory::x86_tso`]) and the default jitter.
     pub const fn levels(
@@ -137,6 +170,7 @@ impl Costs {
             jitter_ppm: DEFAULT_JITTER_PPM,
             overhead_ns: 0,
             futex: Futex::DEFAULT,
+            measured_on: None,
         }
     }
 }

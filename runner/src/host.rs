@@ -491,6 +491,12 @@ pub fn topology_as_lab_with(
         }
         None => s.push_str("  atomic  = 5ns\n"),
     }
+    if measured.is_some() {
+        // Where these costs hold: `run` and `compare --sim-vs-native` warn when the
+        // native side runs on another CPU.
+        let quoted = h.cpu_model.replace('\\', "\\\\").replace('"', "\\\"");
+        s.push_str(&format!("  measured_on = \"{quoted}\"\n"));
+    }
     s.push_str("}\n");
     s
 }

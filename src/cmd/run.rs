@@ -195,6 +195,16 @@ pub fn execute(
         w
     };
     let plan = &manifest.plan;
+    // Simulated beside native points, the costs should be this CPU's.
+    if manifest.modes.contains(&Mode::Sim) && manifest.modes.contains(&Mode::Native) {
+        let elsewhere = plan
+            .topology
+            .costs()
+            .and_then(|c| c.measured_elsewhere(&manifest.host.cpu_model));
+        if let Some(why) = elsewhere {
+            eprintln!("warning: {why}");
+        }
+    }
     let work: Vec<Job> = jobs_for(plan, &manifest.modes, manifest.shard)
         .into_iter()
         .filter(|j| !done.contains(&(j.point as u32, j.mode, j.rep)))

@@ -22,6 +22,7 @@ fn the_printed_topology_is_valid_experiment_language() {
             &locklab_dsl::MemLoader(files),
             &Default::default(),
         );
+        assert!(!lab.contains("measured_on"), "nothing was measured: {lab}");
         assert!(
             checked.is_library(),
             "{f}: {:?}\n{lab}",
@@ -44,6 +45,9 @@ fn the_measured_topology_passes_check() {
     let lab = stdout(&out);
     assert!(lab.contains("topology measured {"), "{lab}");
     assert!(lab.contains("median of 1 pass"), "{lab}");
+    // Measured costs say where they hold, so that a comparison on another CPU can
+    // say it compares two machines.
+    assert!(lab.contains("  measured_on = \""), "{lab}");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("measured.lab");
     std::fs::write(&file, &lab).unwrap();

@@ -278,6 +278,43 @@ fn sim_against_native_allows_other_costs_but_not_other_points() {
     assert!(e.contains("different plans"), "{e}");
 }
 
+/// Costs measured by `topo --measure` say on which CPU: checked against native runs
+/// on another, the residuals compare two machines, and the comparison says so.
+#[test]
+fn costs_measured_on_another_cpu_are_named_in_a_sim_against_native_comparison() {
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let measured_on = |cpu: &str| {
+        let mut p = plan();
+        let mut costs = Costs::levels(2, 45, 45, 45, 6);
+        costs.measured_on = Some(cpu.into());
+        p.topology = Topology::Host { costs: Some(costs) };
+        p
+    };
+    let elsewhere = |c: &locklab_analysis::compare::Comparison| {
+        c.warnings.iter().any(|w| w.contains("measured on CPU"))
+    };
+    let native = native_dir(&plan(), 1.1);
+    let other = measured_on("Another CPU @ 1.00GHz");
+    let sim = dir_of(&other, 1.0, "labhost", Mode::Sim, |_| {});
+    let c = compare(sim.path(), native.path(), &opts).unwrap();
+    assert!(elsewhere(&c), "{:?}", c.warnings);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("Another CPU @ 1.00GHz") && w.contains("Test CPU")),
+        "both CPUs are named: {:?}",
+        c.warnings
+    );
+    // Measured on the CPU the native runs used: nothing to say about it.
+    let here = measured_on("Test CPU");
+    let sim = dir_of(&here, 1.0, "labhost", Mode::Sim, |_| {});
+    let c = compare(sim.path(), native.path(), &opts).unwrap();
+    assert!(!elsewhere(&c), "{:?}", c.warnings);
+}
+
 #[test]
 fn diff_records_finds_changed_simulations() {
     let a = dir_with(1.0, "labhost", Mode::Sim);

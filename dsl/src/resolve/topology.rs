@@ -68,7 +68,14 @@ impl Ctx<'_> {
                     v,
                     &format!("topology `{}`", def.name.name),
                     &[
-                        "transfer", "atomic", "matrix", "memory", "jitter", "overhead", "futex",
+                        "transfer",
+                        "atomic",
+                        "matrix",
+                        "memory",
+                        "jitter",
+                        "overhead",
+                        "futex",
+                        "measured_on",
                     ],
                     &[],
                 );
@@ -105,8 +112,21 @@ impl Ctx<'_> {
             &def.value,
             &what,
             &[
-                "sockets", "cores", "smt", "nodes", "llcs", "transfer", "matrix", "atomic",
-                "memory", "jitter", "overhead", "cache", "freq", "futex",
+                "sockets",
+                "cores",
+                "smt",
+                "nodes",
+                "llcs",
+                "transfer",
+                "matrix",
+                "atomic",
+                "memory",
+                "jitter",
+                "overhead",
+                "cache",
+                "freq",
+                "futex",
+                "measured_on",
             ],
             &[],
         );
@@ -273,6 +293,10 @@ impl Ctx<'_> {
             Some(v) => self.futex(env, file, v),
             None => Some(Futex::DEFAULT),
         };
+        let measured_on = match o.get("measured_on") {
+            Some(v) => Some(Some(self.string(env, file, v, "`measured_on`")?)),
+            None => Some(None),
+        };
         let smt = smt.unwrap_or(Some(llc))?;
         let socket = socket.unwrap_or(Some(llc))?;
         let remote = remote.unwrap_or(Some(socket))?;
@@ -287,6 +311,7 @@ impl Ctx<'_> {
             jitter_ppm: (jitter? * 1e6).round() as u32,
             overhead_ns: overhead?,
             futex: futex?,
+            measured_on: measured_on?,
         }))
     }
 

@@ -122,3 +122,23 @@ fn the_futex_costs_can_be_given_key_by_key_and_a_misspelt_key_is_named() {
         .unwrap_err();
     assert!(e.contains("futex"), "{e}");
 }
+
+#[test]
+fn where_the_costs_were_measured_is_kept_verbatim_and_must_be_a_string() {
+    let c = costs_of(
+        r#"topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, measured_on = "Intel(R) Xeon(R) \"X\" @ 2.80GHz" }"#,
+    )
+    .unwrap();
+    assert_eq!(
+        c.measured_on.as_deref(),
+        Some(r#"Intel(R) Xeon(R) "X" @ 2.80GHz"#)
+    );
+    let by_hand =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns } }").unwrap();
+    assert_eq!(by_hand.measured_on, None);
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, measured_on = 2.8 }",
+    )
+    .unwrap_err();
+    assert!(e.contains("measured_on") && e.contains("string"), "{e}");
+}

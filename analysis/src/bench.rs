@@ -126,7 +126,9 @@ fn bench_plan(points: usize) -> Plan {
                             shuffle_skip_prob: 127.0 / 128.0,
                         })
                     } else {
-                        LockAlgo::Qspinlock
+                        LockAlgo::Qspinlock {
+                            pending_loops: None,
+                        }
                     },
                     axis: Some("lock".into()),
                     params: vec![],

@@ -468,7 +468,16 @@ pub enum LockAlgo {
     Ticket,
     Mcs,
     Clh,
-    Qspinlock,
+    /// Linux's queued spinlock. `pending_loops` is the kernel's `_Q_PENDING_LOOPS`: how
+    /// many more times a contender that finds a pending-to-locked hand-over in flight
+    /// re-reads the lock word (pausing between reads) before it joins the queue.
+    /// `None` is x86's `1 << 9`, simulated and run as waiting for the hand-over to
+    /// end (it ends long before 512 reads); `Some(1)` is the generic value, which
+    /// arm64 and every architecture that does not override it use.
+    Qspinlock {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pending_loops: Option<u32>,
+    },
     Cna(CnaParams),
     /// `std::sync::Mutex`.
     Std,
@@ -487,7 +496,7 @@ impl LockAlgo {
             LockAlgo::Ticket => "ticket",
             LockAlgo::Mcs => "mcs",
             LockAlgo::Clh => "clh",
-            LockAlgo::Qspinlock => "qspinlock",
+            LockAlgo::Qspinlock { .. } => "qspinlock",
             LockAlgo::Cna(_) => "cna",
             LockAlgo::Std => "std",
             LockAlgo::ParkingLot => "parking_lot",

@@ -313,7 +313,9 @@ mod tests {
 
     fn point(index: usize, lock: &str, params: &[&str], axes: &[(&str, Value)]) -> Point {
         let algo = if params.is_empty() {
-            LockAlgo::Qspinlock
+            LockAlgo::Qspinlock {
+                pending_loops: None,
+            }
         } else {
             LockAlgo::Cna(CnaParams {
                 threshold_ns: 1,

@@ -42,7 +42,9 @@ pub fn plan() -> Plan {
                 shuffle_skip_prob: 127.0 / 128.0,
             })
         } else {
-            LockAlgo::Qspinlock
+            LockAlgo::Qspinlock {
+                pending_loops: None,
+            }
         };
         let mut axes = BTreeMap::new();
         axes.insert("lock".to_string(), Value::Str(lock.into()));

@@ -23,6 +23,8 @@ pub enum ParamType {
     Choice(&'static [&'static str]),
     /// A probability, in [0, 1].
     Probability,
+    /// A whole number in `0..=max`.
+    Count { max: u32 },
 }
 
 /// A parameter's value once read.
@@ -33,6 +35,7 @@ pub enum Arg {
     /// The name, as listed in its [`ParamType::Choice`].
     Choice(&'static str),
     Real(f64),
+    Count(u32),
 }
 
 #[derive(Debug)]
@@ -69,6 +72,12 @@ impl Args {
     pub fn choice(&self, name: &str) -> Option<&'static str> {
         match self.get(name)? {
             Arg::Choice(c) => Some(c),
+            _ => None,
+        }
+    }
+    pub fn count(&self, name: &str) -> Option<u32> {
+        match self.get(name)? {
+            Arg::Count(n) => Some(*n),
             _ => None,
         }
     }
@@ -139,8 +148,17 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
     Algorithm {
         name: "qspinlock",
-        params: NO_PARAMS,
-        build: |_| Some(LockAlgo::Qspinlock),
+        params: &[Param {
+            name: "pending_loops",
+            what: "`pending_loops`",
+            ty: ParamType::Count { max: 1 << 16 },
+            default: None,
+        }],
+        build: |a| {
+            Some(LockAlgo::Qspinlock {
+                pending_loops: a.count("pending_loops"),
+            })
+        },
     },
     Algorithm {
         name: "cna",
@@ -323,6 +341,9 @@ impl Ctx<'_> {
                 names.iter().find(|n| **n == c).map(|n| Arg::Choice(n))
             }
             ParamType::Probability => self.real(env, file, v, p.what, 0.0..=1.0).map(Arg::Real),
+            ParamType::Count { max } => {
+                self.count_in(env, file, v, p.what, 0..=max).map(Arg::Count)
+            }
         }
     }
 
@@ -472,6 +493,7 @@ mod tests {
                     (ParamType::DurationRange, Some(Arg::DurationRange(lo, hi))) => lo <= hi,
                     (ParamType::Choice(names), Some(Arg::Choice(c))) => names.contains(c),
                     (ParamType::Probability, Some(Arg::Real(f))) => (0.0..=1.0).contains(f),
+                    (ParamType::Count { max }, Some(Arg::Count(n))) => n <= max,
                     _ => false,
                 };
                 assert!(fits, "{}.{}", a.name, p.name);

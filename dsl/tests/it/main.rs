@@ -5,6 +5,7 @@ mod experiments;
 mod files;
 mod fuzz;
 mod hostile;
+mod locks;
 mod props;
 mod snapshots;
 mod targets;
@@ -21,6 +22,29 @@ pub fn load_mem(files: &[(&str, &str)], main: &str) -> Checked {
             .collect(),
     );
     load(main, &loader, &LoadOptions::default())
+}
+
+/// The plan of a small simulated experiment over topology `t` and lock `lock`,
+/// after the definitions `defs` (which must define `t`); the rendered diagnostics
+/// when it has errors.
+pub fn demo_plan(defs: &str, lock: &str) -> Result<locklab_model::plan::Plan, String> {
+    let text = format!(
+        "{defs}
+workload hot = single {{ critical = 100ns, outside = 200ns }}
+experiment demo {{
+  topology = t
+  workload = hot
+  lock = {lock}
+  threads = 2
+  run {{ modes = [sim], duration = 1ms }}
+}}
+"
+    );
+    let c = load_mem(&[("e.lab", &text)], "e.lab");
+    match c.plan {
+        Some(p) => Ok(p),
+        None => Err(show(&c)),
+    }
 }
 
 /// The rendered diagnostics, for assertion messages.

@@ -1,29 +1,13 @@
 //! A topology's memory model and jitter: defaults derived from the transfers, every
 //! key overridable, an unknown model named in the error.
 
-use crate::{load_mem, show};
+use crate::demo_plan;
 use locklab_model::plan::{Costs, Futex, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
 
 fn costs_of(topology: &str) -> Result<Costs, String> {
-    let text = format!(
-        "{topology}
-workload hot = single {{ critical = 100ns, outside = 200ns }}
-experiment demo {{
-  topology = t
-  workload = hot
-  lock = tas
-  threads = 2
-  run {{ modes = [sim], duration = 1ms }}
-}}
-"
-    );
-    let c = load_mem(&[("e.lab", &text)], "e.lab");
-    match &c.plan {
-        Some(p) => match &p.topology {
-            Topology::Machine(m) => Ok(m.costs.clone()),
-            Topology::Host { .. } => unreachable!("a machine was given"),
-        },
-        None => Err(show(&c)),
+    match demo_plan(topology, "tas")?.topology {
+        Topology::Machine(m) => Ok(m.costs),
+        Topology::Host { .. } => unreachable!("a machine was given"),
     }
 }
 

@@ -119,7 +119,9 @@ pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
         LockAlgo::Ticket => v.visit(ticket::Ticket::new),
         LockAlgo::Mcs => v.visit(mcs::Mcs::new),
         LockAlgo::Clh => v.visit(clh::Clh::new),
-        LockAlgo::Qspinlock => v.visit(|a, s| Qspinlock::new(a, s, Stock)),
+        LockAlgo::Qspinlock { pending_loops } => {
+            v.visit(|a, s| Qspinlock::new(a, s, Stock).with_pending_loops(*pending_loops))
+        }
         LockAlgo::Cna(p) => v.visit(|a, s| Qspinlock::new(a, s, cna::Cna::new(p))),
         LockAlgo::Std => v.visit(|a, s| OsLock::new(a, s, OsKind::Std)),
         LockAlgo::ParkingLot => v.visit(|a, s| OsLock::new(a, s, OsKind::ParkingLot)),
@@ -147,7 +149,18 @@ pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
         ("ticket", LockAlgo::Ticket),
         ("mcs", LockAlgo::Mcs),
         ("clh", LockAlgo::Clh),
-        ("qspinlock", LockAlgo::Qspinlock),
+        (
+            "qspinlock",
+            LockAlgo::Qspinlock {
+                pending_loops: None,
+            },
+        ),
+        (
+            "qspinlock (pending_loops 1)",
+            LockAlgo::Qspinlock {
+                pending_loops: Some(1),
+            },
+        ),
         (
             "cna (v15, 10ms)",
             LockAlgo::Cna(CnaParams {

@@ -19,9 +19,11 @@
 //! (or a `fetch_and` where the store only clears bits) elsewhere; `xchg_tail` is a
 //! CAS loop everywhere (see `Env::swap_masked`).
 //!
-//! Differences from the kernel:
-//! - the pending hand-over wait (`_Q_PENDING_LOOPS`) waits for the value to change
-//!   rather than counting 512 reads.
+//! The pending hand-over wait (`_Q_PENDING_LOOPS`): by default x86's `1 << 9`, which
+//! is waited out as a wait for the value to change rather than by counting 512 reads
+//! (the hand-over is one store, done long before); with `pending_loops = n` (the
+//! generic value is 1) it is the kernel's `atomic_cond_read_relaxed` loop as written,
+//! one read, then at most `n` more with a pause before each, then the queue.
 //!
 //! A thread has one node per lock (the kernel has four per CPU for nesting contexts).
 
@@ -103,6 +105,8 @@ pub struct Qspinlock<H> {
     pub(crate) lock: Addr,
     nodes: u32,
     hooks: H,
+    /// `_Q_PENDING_LOOPS` when counted; `None`: x86's, waited out (module doc).
+    pending_loops: Option<u32>,
 }
 
 impl<H: Hooks> Qspinlock<H> {
@@ -111,6 +115,15 @@ impl<H: Hooks> Qspinlock<H> {
             lock: Addr::new(alloc.line(), 0),
             nodes: alloc.lines(site.nthreads as u32),
             hooks,
+            pending_loops: None,
+        }
+    }
+
+    /// The lock with `_Q_PENDING_LOOPS` counted (`Some`) or x86's (`None`).
+    pub fn with_pending_loops(self, pending_loops: Option<u32>) -> Self {
+        Qspinlock {
+            pending_loops,
+            ..self
         }
     }
 
@@ -131,7 +144,21 @@ impl<H: Hooks> Qspinlock<H> {
     async fn slowpath<E: Env>(&self, env: &E, mut val: u64) {
         // Wait for an in-progress pending -> locked hand-over (0,1,0 -> 0,0,1).
         if val == PENDING {
-            val = env.wait_until(self.lock, Relaxed, |v| v != PENDING).await;
+            val = match self.pending_loops {
+                None => env.wait_until(self.lock, Relaxed, |v| v != PENDING).await,
+                // atomic_cond_read_relaxed(&lock->val, VAL != _Q_PENDING_VAL || !cnt--)
+                Some(loops) => {
+                    let mut v = env.load(self.lock, Relaxed).await;
+                    for _ in 0..loops {
+                        if v != PENDING {
+                            break;
+                        }
+                        env.pause().await;
+                        v = env.load(self.lock, Relaxed).await;
+                    }
+                    v
+                }
+            };
         }
         // Anything besides the locked byte (pending or a queue): queue.
         if val & !LOCKED_MASK == 0 {

@@ -154,7 +154,13 @@ pub fn speed(virtual_ns: u64) -> Vec<Speed> {
         measure(
             "qspinlock",
             &m,
-            &lock2_point(LockAlgo::Qspinlock, 142, 1),
+            &lock2_point(
+                LockAlgo::Qspinlock {
+                    pending_loops: None,
+                },
+                142,
+                1,
+            ),
             virtual_ns,
         ),
         measure("cna 10ms", &m, &lock2_point(cna, 142, 1), virtual_ns),

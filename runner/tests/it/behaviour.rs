@@ -321,7 +321,9 @@ fn cna_keeps_the_lock_on_one_node_until_the_threshold() {
     let nodes = vec![0, 1, 0, 1, 0, 1];
     let end = 400_000;
     let stock = run_workload(
-        &LockAlgo::Qspinlock,
+        &LockAlgo::Qspinlock {
+            pending_loops: None,
+        },
         &w,
         nodes.clone(),
         end,

@@ -121,13 +121,42 @@ fn loom_clh_recycles_nodes() {
 
 #[test]
 fn loom_qspinlock_two_threads() {
-    model(LockAlgo::Qspinlock, &[2, 1], &[0, 0], 3);
+    model(
+        LockAlgo::Qspinlock {
+            pending_loops: None,
+        },
+        &[2, 1],
+        &[0, 0],
+        3,
+    );
 }
 
 #[test]
 fn loom_qspinlock_three_threads_reach_the_queue() {
     // A third thread is needed for the MCS queue path (the second takes pending).
-    model(LockAlgo::Qspinlock, &[1, 1, 1], &[0, 0, 0], 1);
+    model(
+        LockAlgo::Qspinlock {
+            pending_loops: None,
+        },
+        &[1, 1, 1],
+        &[0, 0, 0],
+        1,
+    );
+}
+
+#[test]
+fn loom_qspinlock_counting_its_pending_loops_queues_at_two_threads() {
+    // With the hand-over wait counted, a re-acquiring releaser that finds the other
+    // thread's pending-to-locked hand-over in flight gives up and queues: two threads
+    // reach the queue path.
+    model(
+        LockAlgo::Qspinlock {
+            pending_loops: Some(0),
+        },
+        &[2, 1],
+        &[0, 0],
+        3,
+    );
 }
 
 fn cna(variant: CnaVariant, threshold_ns: u64) -> LockAlgo {
@@ -215,5 +244,7 @@ fn loom_try_acquire_clh() {
 
 #[test]
 fn loom_try_acquire_qspinlock() {
-    model_try(LockAlgo::Qspinlock);
+    model_try(LockAlgo::Qspinlock {
+        pending_loops: None,
+    });
 }

@@ -53,7 +53,14 @@ fn a_wakeup_point_runs_natively_on_two_cpus() {
         } else {
             vec![m.cpus[0].os_id, m.cpus[0].os_id]
         };
-        let p = point(LockAlgo::Qspinlock, volano(64 * 1024), 2, Some(cpus));
+        let p = point(
+            LockAlgo::Qspinlock {
+                pending_loops: None,
+            },
+            volano(64 * 1024),
+            2,
+            Some(cpus),
+        );
         // On a loaded box a 20 ms window can pass without the two threads being
         // scheduled at all: try a few windows, each longer, before calling it broken.
         let mut r = run_point(&plan(vec![p.clone()]), &p, 0, 20_000_000, 2_000_000, &opts);
@@ -113,7 +120,9 @@ fn a_wakeup_point_is_skipped_with_a_reason_on_one_cpu() {
         ..NativeOptions::default()
     };
     let p = point(
-        LockAlgo::Qspinlock,
+        LockAlgo::Qspinlock {
+            pending_loops: None,
+        },
         volano(4096),
         2,
         Some(vec![m.cpus[0].os_id, m.cpus[0].os_id]),

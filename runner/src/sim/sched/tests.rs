@@ -55,7 +55,9 @@ fn point(policy: PlacementPolicy, scenario: WakeupScenario, hogs: u32, ws: u64) 
         threads: spec.workers,
         lock: LockSpec {
             name: "q".into(),
-            algo: LockAlgo::Qspinlock,
+            algo: LockAlgo::Qspinlock {
+                pending_loops: None,
+            },
             axis: None,
             params: vec![],
         },

@@ -1,0 +1,65 @@
+//! Lock parameters as the registry reads them: a value, its default, its range.
+
+use crate::demo_plan;
+use locklab_model::plan::LockAlgo;
+
+fn algo_of(lock: &str) -> Result<LockAlgo, String> {
+    let defs = format!(
+        "lock l = {lock}\ntopology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }} }}"
+    );
+    Ok(demo_plan(&defs, "l")?.points[0].lock.algo.clone())
+}
+
+#[test]
+fn the_qspinlock_pending_loops_default_to_x86s_and_take_a_whole_number() {
+    assert_eq!(
+        algo_of("qspinlock").unwrap(),
+        LockAlgo::Qspinlock {
+            pending_loops: None
+        }
+    );
+    assert_eq!(
+        algo_of("qspinlock { pending_loops = 1 }").unwrap(),
+        LockAlgo::Qspinlock {
+            pending_loops: Some(1)
+        }
+    );
+    assert_eq!(
+        algo_of("qspinlock { pending_loops = 0 }").unwrap(),
+        LockAlgo::Qspinlock {
+            pending_loops: Some(0)
+        }
+    );
+    for (bad, says) in [
+        ("-1", "at least 0"),
+        ("70000", "at most 65536"),
+        ("1.5", "whole number"),
+        ("2ns", "whole number"),
+    ] {
+        let e = algo_of(&format!("qspinlock {{ pending_loops = {bad} }}")).unwrap_err();
+        assert!(
+            e.contains("pending_loops") && e.contains(says),
+            "{bad}: {e}"
+        );
+    }
+    let e = algo_of("qspinlock { pending = 1 }").unwrap_err();
+    assert!(
+        e.contains("pending_loops"),
+        "the known parameter is named: {e}"
+    );
+}
+
+/// The default serializes as the lock always did, so that plans (and their hashes)
+/// made before the parameter existed stay the same.
+#[test]
+fn a_default_qspinlock_serializes_as_before_the_parameter() {
+    let stock = LockAlgo::Qspinlock {
+        pending_loops: None,
+    };
+    assert_eq!(
+        serde_json::to_string(&stock).unwrap(),
+        r#"{"algo":"qspinlock"}"#
+    );
+    let back: LockAlgo = serde_json::from_str(r#"{"algo":"qspinlock"}"#).unwrap();
+    assert_eq!(back, stock);
+}

@@ -125,6 +125,16 @@ pub struct Costs {
     /// do not set it are those they had before it existed.
     #[serde(default, skip_serializing_if = "Futex::is_default")]
     pub futex: Futex,
+    /// What one x86 `pause` (a spin-wait loop's `Env::pause`) costs its thread: 10 to
+    /// 140 cycles by generation (Intel's optimization manual: about 140 from Skylake
+    /// on). `topo --measure` measures the host's. Plans that do not set it have
+    /// [`DEFAULT_PAUSE_NS`], the constant the simulator had before it was a cost (and
+    /// leave it out when serialized, so that their hashes are unchanged).
+    #[serde(
+        default = "default_pause_ns",
+        skip_serializing_if = "is_default_pause_ns"
+    )]
+    pub pause_ns: u64,
     /// The CPU these costs were measured on: `locklab topo --measure` writes the
     /// host's CPU model as the kernel names it (`measured_on = "..."`). `None` for
     /// costs written by hand (and left out of the serialized plan then, as `futex`).
@@ -133,6 +143,17 @@ pub struct Costs {
     /// ([`Costs::measured_elsewhere`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_on: Option<String>,
+}
+
+/// [`Costs::pause_ns`] when a topology does not say.
+pub const DEFAULT_PAUSE_NS: u64 = 20;
+
+fn default_pause_ns() -> u64 {
+    DEFAULT_PAUSE_NS
+}
+
+fn is_default_pause_ns(ns: &u64) -> bool {
+    *ns == DEFAULT_PAUSE_NS
 }
 
 impl Costs {
@@ -169,6 +190,7 @@ impl Costs {
             memory: Memory::x86_tso(llc_ns, atomic_ns),
             jitter_ppm: DEFAULT_JITTER_PPM,
             overhead_ns: 0,
+            pause_ns: DEFAULT_PAUSE_NS,
             futex: Futex::DEFAULT,
             measured_on: None,
         }

@@ -10,9 +10,9 @@
 //!   by ping-pong, with a read-modify-write ([`Handoff::Cas`]) or with a plain load
 //!   that waits and a plain store that answers ([`Handoff::LoadStore`], as a spinning
 //!   waiter and a releasing holder do): checks, printed beside the fit.
-//! - [`owned_costs`]: an uncontended read-modify-write and a full fence on one CPU
-//!   (`atomic` and `memory { fence }`); [`tas_loop_rounds`]: one operation of the
-//!   native loop (`overhead`).
+//! - [`one_cpu_costs`]: an uncontended read-modify-write, a full fence and a `pause`
+//!   on one CPU (`atomic`, `memory { fence }` and `pause`); [`tas_loop_rounds`]: one
+//!   operation of the native loop (`overhead`).
 //! - [`futex_costs`]: the kernel's futex between two CPUs (a wait that returns at
 //!   once, a wake call, the wake-up latency): the simulated OS mutexes' `futex`.
 //! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
@@ -144,10 +144,20 @@ fn best_ns_per_call(n: u64, f: &dyn Fn(u64)) -> f64 {
     best
 }
 
-/// Costs on one CPU, ns: an uncontended compare-and-swap on a line it owns, and a
-/// full fence with nothing in the store buffer. Each is the best of five rounds of a
-/// million operations, less the same loop without the operation.
-pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
+/// Costs on one CPU, ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OneCpu {
+    /// An uncontended compare-and-swap on a line the CPU owns (`atomic`).
+    pub atomic: f64,
+    /// A full fence with nothing in the store buffer (`memory { fence }`).
+    pub fence: f64,
+    /// One spin-wait hint, back to back (`std::hint::spin_loop`: x86's `pause`).
+    pub pause: f64,
+}
+
+/// [`OneCpu`] on `cpu`. Each is the best of five rounds of a million operations (of
+/// 100,000 pauses), less the same loop without the operation.
+pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
     const N: u64 = 1_000_000;
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -169,7 +179,19 @@ pub fn owned_costs(cpu: u32) -> Option<(f64, f64)> {
                 black_box(i);
                 std::sync::atomic::fence(Ordering::SeqCst);
             });
-            Some(((cas - empty).max(0.1), (fence - empty).max(0.1)))
+            // 10 to 140 cycles a pause: fewer of them keep the round short.
+            let pause = best_ns_per_call(N / 10, &|i| {
+                black_box(i);
+                std::hint::spin_loop();
+            });
+            let empty_short = best_ns_per_call(N / 10, &|i| {
+                black_box(i);
+            });
+            Some(OneCpu {
+                atomic: (cas - empty).max(0.1),
+                fence: (fence - empty).max(0.1),
+                pause: (pause - empty_short).max(0.1),
+            })
         })
         .join()
         .ok()
@@ -256,7 +278,7 @@ struct Pass {
     /// The native loop's rounds, ns per operation.
     tas_loop: Vec<f64>,
     by_level: BTreeMap<Distance, PairCosts>,
-    owned: Option<(f64, f64)>,
+    one_cpu: Option<OneCpu>,
     futex: Option<FutexCosts>,
 }
 
@@ -290,14 +312,14 @@ fn measure_pass(
             }
         }
     }
-    let owned = first.and_then(owned_costs);
+    let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
     tas_loop.extend(first.map(tas_loop_rounds).unwrap_or_default());
     Pass {
         tas_loop,
         by_level,
-        owned,
+        one_cpu,
         futex,
     }
 }
@@ -315,9 +337,13 @@ fn combine(passes: Vec<Pass>) -> Pass {
         .iter()
         .flat_map(|p| p.tas_loop.iter().copied())
         .collect();
-    let owned = median_of(passes.iter().filter_map(|p| p.owned.map(|o| o.0))).zip(median_of(
-        passes.iter().filter_map(|p| p.owned.map(|o| o.1)),
-    ));
+    let one: Vec<OneCpu> = passes.iter().filter_map(|p| p.one_cpu).collect();
+    let o = |g: fn(&OneCpu) -> f64| median_of(one.iter().map(g));
+    let one_cpu = o(|x| x.atomic).map(|atomic| OneCpu {
+        atomic,
+        fence: o(|x| x.fence).unwrap_or_default(),
+        pause: o(|x| x.pause).unwrap_or_default(),
+    });
     let futexes: Vec<FutexCosts> = passes.iter().filter_map(|p| p.futex).collect();
     let f = |g: fn(&FutexCosts) -> f64| median_of(futexes.iter().map(g));
     let futex = f(|x| x.wait).map(|wait| FutexCosts {
@@ -364,7 +390,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
     Pass {
         tas_loop,
         by_level,
-        owned,
+        one_cpu,
         futex,
     }
 }
@@ -398,7 +424,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     let Pass {
         tas_loop: tas_loop_rounds,
         by_level,
-        owned,
+        one_cpu,
         futex,
     } = combine(all);
     let tas_loop = median_of(tas_loop_rounds);
@@ -407,9 +433,10 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
          # CPU: the best of five rounds, the native loop ten 100 ms rounds; pairs: the median\n\
          # of five, one way)\n"
     );
-    match owned {
-        Some((atomic, fence)) => s.push_str(&format!(
-            "#   one CPU: compare-and-swap on an owned line {atomic:.1} ns, full fence {fence:.1} ns\n"
+    match one_cpu {
+        Some(o) => s.push_str(&format!(
+            "#   one CPU: compare-and-swap on an owned line {:.1} ns, full fence {:.1} ns, pause {:.1} ns\n",
+            o.atomic, o.fence, o.pause
         )),
         None => s.push_str("#   one CPU: not measured (pinning refused)\n"),
     }
@@ -464,7 +491,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             ),
         }
     }
-    let atomic = owned.map_or(5.0, |o| o.0);
+    let atomic = one_cpu.map_or(5.0, |o| o.atomic);
     let (transfer, upgrade) = fit(&by_level);
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
@@ -480,7 +507,8 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                     .unwrap_or(llc),
             },
             atomic_ns: atomic,
-            fence_ns: owned.map(|o| o.1),
+            fence_ns: one_cpu.map(|o| o.fence),
+            pause_ns: one_cpu.map(|o| o.pause),
             upgrade,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
@@ -821,7 +849,11 @@ mod tests {
         Pass {
             tas_loop: vec![8.0 + x, 16.0 + x],
             by_level,
-            owned: Some((6.0 + x, 5.0 + x)),
+            one_cpu: Some(OneCpu {
+                atomic: 6.0 + x,
+                fence: 5.0 + x,
+                pause: 40.0 + x,
+            }),
             futex: Some(FutexCosts {
                 wait: 300.0 + x,
                 wake: 150.0 + x,
@@ -841,7 +873,14 @@ mod tests {
         // their mean.
         assert_eq!(p.line.unwrap().load_modified, 55.0);
         assert_eq!(p.passes, (3, 2));
-        assert_eq!(c.owned, Some((7.0, 6.0)));
+        assert_eq!(
+            c.one_cpu,
+            Some(OneCpu {
+                atomic: 7.0,
+                fence: 6.0,
+                pause: 41.0
+            })
+        );
         assert_eq!(c.futex.unwrap().latency, 30001.0);
         // The loop keeps every round of every pass: 8, 9, 16, 17, 28, 36.
         assert_eq!(c.tas_loop.len(), 6);
@@ -854,7 +893,7 @@ mod tests {
         let empty = Pass {
             tas_loop: Vec::new(),
             by_level: BTreeMap::new(),
-            owned: None,
+            one_cpu: None,
             futex: None,
         };
         // A pass that measured the level on another pair does not count for it.
@@ -865,13 +904,16 @@ mod tests {
         assert_eq!(c.by_level[&Distance::Llc].cas, 50.0);
         assert_eq!(c.by_level[&Distance::Llc].passes, (1, 1));
         // One CPU's costs do not depend on the pair: both passes count.
-        assert_eq!(c.owned, Some((21.0, 20.0)));
+        assert_eq!(
+            c.one_cpu.map(|o| (o.atomic, o.fence, o.pause)),
+            Some((21.0, 20.0, 55.0))
+        );
         let none = combine(vec![Pass {
             tas_loop: Vec::new(),
             by_level: BTreeMap::new(),
-            owned: None,
+            one_cpu: None,
             futex: None,
         }]);
-        assert!(none.by_level.is_empty() && none.owned.is_none() && none.futex.is_none());
+        assert!(none.by_level.is_empty() && none.one_cpu.is_none() && none.futex.is_none());
     }
 }

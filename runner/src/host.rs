@@ -374,6 +374,8 @@ pub struct Measured {
     pub atomic_ns: f64,
     /// A full fence on an empty store buffer, when measured (`memory { fence }`).
     pub fence_ns: Option<f64>,
+    /// One spin-wait hint, when measured (`pause`).
+    pub pause_ns: Option<f64>,
     /// A store's read-for-ownership of a line the writer shares, as a fraction of a
     /// transfer, when measured (`memory { upgrade }`).
     pub upgrade: Option<f64>,
@@ -469,6 +471,9 @@ pub fn topology_as_lab_with(
                 // May be 0 (unlike a latency).
                 s.push_str(&format!("  overhead = {}ns\n", o.round().max(0.0) as u64));
             }
+            if let Some(p) = m.pause_ns {
+                s.push_str(&format!("  pause   = {}\n", ns(p)));
+            }
             let mut memory = Vec::new();
             if let Some(f) = m.fence_ns {
                 memory.push(format!("fence = {}", ns(f)));
@@ -488,14 +493,12 @@ pub fn topology_as_lab_with(
                     ns(f.latency)
                 ));
             }
+            // Where these costs hold: `run` and `compare --sim-vs-native` warn when
+            // the native side runs on another CPU.
+            let quoted = h.cpu_model.replace('\\', "\\\\").replace('"', "\\\"");
+            s.push_str(&format!("  measured_on = \"{quoted}\"\n"));
         }
         None => s.push_str("  atomic  = 5ns\n"),
-    }
-    if measured.is_some() {
-        // Where these costs hold: `run` and `compare --sim-vs-native` warn when the
-        // native side runs on another CPU.
-        let quoted = h.cpu_model.replace('\\', "\\\\").replace('"', "\\\"");
-        s.push_str(&format!("  measured_on = \"{quoted}\"\n"));
     }
     s.push_str("}\n");
     s

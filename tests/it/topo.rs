@@ -48,6 +48,7 @@ fn the_measured_topology_passes_check() {
     // Measured costs say where they hold, so that a comparison on another CPU can
     // say it compares two machines.
     assert!(lab.contains("  measured_on = \""), "{lab}");
+    assert!(lab.contains("  pause   = "), "{lab}");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("measured.lab");
     std::fs::write(&file, &lab).unwrap();

@@ -6,8 +6,22 @@ use crate::syntax::{Ident, Val, ValKind};
 use crate::FileKind;
 use locklab_model::cost::MAX_CPUS;
 use locklab_model::plan::{
-    Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM,
+    Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM, DEFAULT_PAUSE_NS,
 };
+
+/// The keys of a topology's costs, which a described machine and `host { ... }` both
+/// take.
+const COST_KEYS: &[&str] = &[
+    "transfer",
+    "matrix",
+    "atomic",
+    "memory",
+    "jitter",
+    "overhead",
+    "pause",
+    "futex",
+    "measured_on",
+];
 
 impl Ctx<'_> {
     /// The experiment's topology: a name, `host`, or an inline block (named after
@@ -67,16 +81,7 @@ impl Ctx<'_> {
                     file,
                     v,
                     &format!("topology `{}`", def.name.name),
-                    &[
-                        "transfer",
-                        "atomic",
-                        "matrix",
-                        "memory",
-                        "jitter",
-                        "overhead",
-                        "futex",
-                        "measured_on",
-                    ],
+                    COST_KEYS,
                     &[],
                 );
                 let costs = self.costs(env, &o, 0, false)?;
@@ -112,22 +117,10 @@ impl Ctx<'_> {
             &def.value,
             &what,
             &[
-                "sockets",
-                "cores",
-                "smt",
-                "nodes",
-                "llcs",
-                "transfer",
-                "matrix",
-                "atomic",
-                "memory",
-                "jitter",
-                "overhead",
-                "cache",
-                "freq",
-                "futex",
-                "measured_on",
-            ],
+                &["sockets", "cores", "smt", "nodes", "llcs", "cache", "freq"][..],
+                COST_KEYS,
+            ]
+            .concat(),
             &[],
         );
         let sockets = match o.get("sockets") {
@@ -283,6 +276,16 @@ impl Ctx<'_> {
         let overhead = o
             .get("overhead")
             .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
+        let pause = match o.get("pause") {
+            Some(v) => self.duration(env, file, v, "`pause`").and_then(|ns| {
+                if ns == 0 {
+                    self.err(file, v.span, "`pause` must be longer than 0ns".to_string());
+                    return None;
+                }
+                Some(ns)
+            }),
+            None => Some(DEFAULT_PAUSE_NS),
+        };
         let llc = llc?;
         let atomic = atomic?;
         let memory = match o.get("memory") {
@@ -310,6 +313,7 @@ impl Ctx<'_> {
             memory: memory?,
             jitter_ppm: (jitter? * 1e6).round() as u32,
             overhead_ns: overhead?,
+            pause_ns: pause?,
             futex: futex?,
             measured_on: measured_on?,
         }))

@@ -126,3 +126,21 @@ fn where_the_costs_were_measured_is_kept_verbatim_and_must_be_a_string() {
     .unwrap_err();
     assert!(e.contains("measured_on") && e.contains("string"), "{e}");
 }
+
+#[test]
+fn a_pause_costs_20ns_unless_the_topology_says_and_never_nothing() {
+    let c = costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns } }").unwrap();
+    assert_eq!(c.pause_ns, locklab_model::plan::DEFAULT_PAUSE_NS);
+    assert_eq!(c.pause_ns, 20);
+    let c =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, pause = 43ns }")
+            .unwrap();
+    assert_eq!(c.pause_ns, 43);
+    for (bad, says) in [("0ns", "longer than 0ns"), ("2", "duration")] {
+        let e = costs_of(&format!(
+            "topology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }}, pause = {bad} }}"
+        ))
+        .unwrap_err();
+        assert!(e.contains("pause") && e.contains(says), "{bad}: {e}");
+    }
+}

@@ -6,7 +6,7 @@
 //! v15), each simulated for 200 ms of virtual time.
 
 use super::lockrun;
-use super::{rep_seed, Job, SimConfig, SimModel};
+use super::{rep_seed, Job, SimModel};
 use locklab_model::plan::{
     CnaParams, CnaVariant, Costs, Dist, LockAlgo, LockSpec, Machine, Placement, PlacementKind,
     Point, Workload,
@@ -108,7 +108,7 @@ pub fn measure(label: &str, m: &Machine, point: &Point, virtual_ns: u64) -> Spee
     for _ in 0..3 {
         let c0 = thread_cpu_s();
         let t0 = Instant::now();
-        let r = lockrun::simulate(&job, &slots, &SimConfig::default());
+        let r = lockrun::simulate(&job, &slots);
         wall_s = wall_s.min(t0.elapsed().as_secs_f64());
         cpu_s = cpu_s.min(thread_cpu_s() - c0);
         raw = Some(r);

@@ -31,20 +31,6 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
-/// Knobs of the model that the experiment language does not (yet) expose.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimConfig {
-    /// Virtual cost of one `Env::pause` (x86 `pause` is 10–140 cycles depending on
-    /// the generation; 20 ns is a middle value at ~2.5 GHz).
-    pub pause_ns: u64,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig { pause_ns: 20 }
-    }
-}
-
 /// A memory operation or delay requested by a simulated thread.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Op {
@@ -402,7 +388,6 @@ impl Machine {
         slots: &[ThreadSlot],
         nlines: u32,
         seeds: Vec<u64>,
-        config: &SimConfig,
     ) -> Machine {
         assert_eq!(seeds.len(), slots.len());
         let fabric = Fabric::new(map, costs, slots);
@@ -423,7 +408,7 @@ impl Machine {
                     };
                     n
                 ],
-                pause_ns: config.pause_ns,
+                pause_ns: costs.pause_ns,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),

@@ -4,7 +4,7 @@
 //! [`SimEnv`](super::SimEnv), and the records come from the same `stats::summarize`
 //! the native executor uses.
 
-use super::engine::{Machine, Outcome, SimConfig};
+use super::engine::{Machine, Outcome};
 use super::Job;
 use crate::env::{Env, LineAlloc};
 use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
@@ -41,21 +41,20 @@ pub(crate) struct Raw {
 }
 
 /// Simulate `job`'s lock workload with its threads on `slots`.
-pub(crate) fn simulate(job: &Job<'_>, slots: &[ThreadSlot], config: &SimConfig) -> Raw {
-    with_lock(&job.point.lock.algo, Simulate { job, slots, config })
+pub(crate) fn simulate(job: &Job<'_>, slots: &[ThreadSlot]) -> Raw {
+    with_lock(&job.point.lock.algo, Simulate { job, slots })
 }
 
 struct Simulate<'a> {
     job: &'a Job<'a>,
     slots: &'a [ThreadSlot],
-    config: &'a SimConfig,
 }
 
 impl LockVisitor for Simulate<'_> {
     type Output = Raw;
 
     fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Raw {
-        let Simulate { job, slots, config } = self;
+        let Simulate { job, slots } = self;
         let (point, map) = (job.point, &job.model.map);
         let n = slots.len();
         let shape = workload::shape(&point.workload, point.threads);
@@ -78,7 +77,6 @@ impl LockVisitor for Simulate<'_> {
             slots,
             alloc.count(),
             thread_seeds(job.seed, n),
-            config,
         );
         let envs: Vec<_> = (0..n).map(|t| machine.env(t)).collect();
         let ops: Vec<Cell<u64>> = (0..n).map(|_| Cell::new(0)).collect();
@@ -128,7 +126,7 @@ impl LockVisitor for Simulate<'_> {
 
 /// Simulate `job` and summarise it into its record.
 pub(crate) fn run(mut ctx: RunContext, job: &Job<'_>, slots: &[ThreadSlot]) -> RunRecord {
-    let raw = simulate(job, slots, &SimConfig::default());
+    let raw = simulate(job, slots);
     if raw.outcome.deadlocked {
         return stats::skipped(
             &ctx,

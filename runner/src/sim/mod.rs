@@ -34,7 +34,7 @@ pub(crate) mod testkit;
 mod tests;
 
 pub use coherence::MAX_THREADS;
-pub use engine::{Machine, Outcome, SimConfig, SimEnv};
+pub use engine::{Machine, Outcome, SimEnv};
 
 use crate::stats::{self, RunContext};
 use crate::workload;

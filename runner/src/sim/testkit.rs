@@ -1,7 +1,7 @@
 //! Small private locks and a single-lock loop over `Env`, to check the engine against
 //! hand-computed costs independently of the shared lock code.
 
-use super::engine::{Machine, SimConfig};
+use super::engine::Machine;
 use crate::env::{Addr, Env, LineAlloc};
 use crate::rng::mix;
 use crate::stats::{ThreadStats, Window};
@@ -50,14 +50,7 @@ pub fn slots(m: &Spec, kind: PlacementKind, n: u32) -> (CpuMap, Vec<ThreadSlot>)
 
 pub fn machine(m: &Spec, slots_: &(CpuMap, Vec<ThreadSlot>), nlines: u32, seed: u64) -> Machine {
     let seeds = (0..slots_.1.len()).map(|i| mix(seed, i as u64)).collect();
-    Machine::new(
-        &slots_.0,
-        &m.costs,
-        &slots_.1,
-        nlines,
-        seeds,
-        &SimConfig::default(),
-    )
+    Machine::new(&slots_.0, &m.costs, &slots_.1, nlines, seeds)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -970,6 +970,30 @@ fn the_overhead_is_paid_once_per_operation() {
     assert!((p7 - 622.0).abs() < 0.5, "{p7}");
 }
 
+/// A spin-wait hint costs the topology's `pause`: ten of them, ten times it.
+#[test]
+fn a_pause_costs_the_topologys_pause() {
+    let elapsed = |pause_ns| {
+        let mut m = spec(1, 2, 1, 10, 50, 190);
+        m.costs.pause_ns = pause_ns;
+        let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), 1, 1);
+        let env = mach.env(0);
+        let end = Cell::new(0);
+        run_all(
+            &mach,
+            vec![Box::pin(async {
+                for _ in 0..10 {
+                    env.pause().await;
+                }
+                end.set(env.now());
+            })],
+        );
+        end.get()
+    };
+    assert_eq!(elapsed(locklab_model::plan::DEFAULT_PAUSE_NS), 200);
+    assert_eq!(elapsed(43), 430);
+}
+
 /// Futex costs for the OS mutex scenarios: a 300 ns wait call, a 100 ns wake with no
 /// sleeper, a 4 µs wake of one, 20 µs for it to run again.
 const DEAR_FUTEX: locklab_model::plan::Futex = locklab_model::plan::Futex {

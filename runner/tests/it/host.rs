@@ -111,9 +111,10 @@ fn owned_line_costs_are_measured_on_an_allowed_cpu() {
     let cpu = locklab_runner::native::pin::allowed_cpus()
         .and_then(|l| l.first().copied())
         .unwrap_or(0);
-    let (atomic, fence) = locklab_runner::calibrate::owned_costs(cpu).expect("pinning works");
-    assert!(atomic.is_finite() && atomic > 0.0, "{atomic}");
-    assert!(fence.is_finite() && fence > 0.0, "{fence}");
+    let one = locklab_runner::calibrate::one_cpu_costs(cpu).expect("pinning works");
+    for x in [one.atomic, one.fence, one.pause] {
+        assert!(x.is_finite() && x > 0.0, "{one:?}");
+    }
 }
 
 /// The futex costs come out positive and finite between two allowed CPUs (one CPU

@@ -295,13 +295,18 @@ pub fn report(iters: u64) -> String {
          (no work): a run's only thread (alone), and one of two, uncontended, recording \
          every grant in order (exact) or one acquisition in 64 (sampled):\n",
     );
+    let width = catalogue()
+        .iter()
+        .map(|(name, _)| name.len())
+        .max()
+        .unwrap_or(4);
     s.push_str(&format!(
-        "{:<18} {:>8} {:>7} {:>6} {:>6} {:>7} {:>6} {:>8} {:>6}\n",
+        "{:<width$} {:>8} {:>7} {:>6} {:>6} {:>7} {:>6} {:>8} {:>6}\n",
         "lock", "acq+rel", "alone", "adds", "M/s", "exact", "adds", "sampled", "adds"
     ));
     for r in rows(&work, iters) {
         s.push_str(&format!(
-            "{:<18} {:>8.1} {:>7.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>8.1} {:>6.1}\n",
+            "{:<width$} {:>8.1} {:>7.1} {:>6.1} {:>6.1} {:>7.1} {:>6.1} {:>8.1} {:>6.1}\n",
             r.lock,
             r.lock_ns,
             r.alone_ns,

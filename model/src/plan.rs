@@ -58,8 +58,8 @@ pub enum Topology {
 }
 
 impl Topology {
-    /// The costs a simulation of this topology uses: a described machine's, or
-    /// those given for the host (`None`: the host's, measured at run time).
+    /// The costs given for this topology: a described machine's, or those given for
+    /// the host (`None`: none were; a simulation of it takes the simulator's defaults).
     pub fn costs(&self) -> Option<&Costs> {
         match self {
             Topology::Host { costs } => costs.as_ref(),
@@ -126,8 +126,8 @@ pub struct Costs {
     #[serde(default, skip_serializing_if = "Futex::is_default")]
     pub futex: Futex,
     /// What one x86 `pause` (a spin-wait loop's `Env::pause`) costs its thread: 10 to
-    /// 140 cycles by generation (Intel's optimization manual: about 140 from Skylake
-    /// on). `topo --measure` measures the host's. Plans that do not set it have
+    /// 140 cycles by generation (Intel's optimization manual: about 140 on Skylake;
+    /// about 40 measured on Emerald Rapids). `topo --measure` measures the host's. Plans that do not set it have
     /// [`DEFAULT_PAUSE_NS`], the constant the simulator had before it was a cost (and
     /// leave it out when serialized, so that their hashes are unchanged).
     #[serde(
@@ -494,8 +494,11 @@ pub enum LockAlgo {
     /// many more times a contender that finds a pending-to-locked hand-over in flight
     /// re-reads the lock word (pausing between reads) before it joins the queue.
     /// `None` is x86's `1 << 9`, simulated and run as waiting for the hand-over to
-    /// end (it ends long before 512 reads); `Some(1)` is the generic value, which
-    /// arm64 and every architecture that does not override it use.
+    /// end (it ends long before 512 reads); `Some(n)` is the generic loop as written,
+    /// a `pause` before each re-read (`Some(1)`: the generic value, as lockhammer's
+    /// `queued_spinlock` builds it on x86; arm64 also has 1 but waits for the line
+    /// to change between reads, which this does not model). `Some(512)` is that loop
+    /// 512 times, not `None`.
     Qspinlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pending_loops: Option<u32>,

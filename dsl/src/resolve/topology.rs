@@ -226,7 +226,26 @@ impl Ctx<'_> {
                 );
                 return None;
             }
-            return Some(None);
+            // A host without `transfer` is simulated with the default costs: any
+            // other cost given with it would be dropped without a word.
+            let mut ignored = false;
+            for key in COST_KEYS.iter().filter(|k| **k != "transfer") {
+                if let Some(v) = o.get(key) {
+                    ignored = true;
+                    self.err(
+                        file,
+                        v.span,
+                        format!("`{key}` of a host topology needs `transfer` beside it"),
+                    )
+                    .help = Some(
+                        "without `transfer` the host's costs are left to the simulator's \
+                         defaults; give `transfer { llc = ... }` (or paste what \
+                         `locklab topo --measure` prints)"
+                            .into(),
+                    );
+                }
+            }
+            return if ignored { None } else { Some(None) };
         };
         if !matches!(t.kind, ValKind::Record { ctor: None, .. }) {
             self.mismatch(

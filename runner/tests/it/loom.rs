@@ -145,18 +145,21 @@ fn loom_qspinlock_three_threads_reach_the_queue() {
 }
 
 #[test]
-fn loom_qspinlock_counting_its_pending_loops_queues_at_two_threads() {
-    // With the hand-over wait counted, a re-acquiring releaser that finds the other
-    // thread's pending-to-locked hand-over in flight gives up and queues: two threads
-    // reach the queue path.
-    model(
-        LockAlgo::Qspinlock {
-            pending_loops: Some(0),
-        },
-        &[2, 1],
-        &[0, 0],
-        3,
-    );
+fn loom_qspinlock_counting_its_pending_loops() {
+    // With the hand-over wait counted, the interleavings include a re-acquiring
+    // releaser that finds the other thread's pending-to-locked hand-over in flight,
+    // gives up and queues: two threads can reach the queue path. 0: no re-read; 1:
+    // one `pause` and one re-read.
+    for loops in [0, 1] {
+        model(
+            LockAlgo::Qspinlock {
+                pending_loops: Some(loops),
+            },
+            &[2, 1],
+            &[0, 0],
+            3,
+        );
+    }
 }
 
 fn cna(variant: CnaVariant, threshold_ns: u64) -> LockAlgo {

@@ -184,13 +184,10 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                 black_box(i);
                 std::hint::spin_loop();
             });
-            let empty_short = best_ns_per_call(N / 10, &|i| {
-                black_box(i);
-            });
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),
-                pause: (pause - empty_short).max(0.1),
+                pause: (pause - empty).max(0.1),
             })
         })
         .join()

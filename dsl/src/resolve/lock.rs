@@ -327,14 +327,9 @@ impl Ctx<'_> {
 
     fn lock_param(&mut self, env: Env, file: usize, v: &Val, p: &Param) -> Option<Arg> {
         match p.ty {
-            ParamType::Duration => {
-                let ns = self.duration(env, file, v, p.what)?;
-                if ns == 0 {
-                    self.err(file, v.span, format!("{} must be longer than 0ns", p.what));
-                    return None;
-                }
-                Some(Arg::Duration(ns))
-            }
+            ParamType::Duration => self
+                .positive_duration(env, file, v, p.what)
+                .map(Arg::Duration),
             ParamType::DurationRange => self.duration_range(env, file, v, p.what),
             ParamType::Choice(names) => {
                 let c = self.choice(env, file, v, p.what, names)?;

@@ -295,16 +295,9 @@ impl Ctx<'_> {
         let overhead = o
             .get("overhead")
             .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
-        let pause = match o.get("pause") {
-            Some(v) => self.duration(env, file, v, "`pause`").and_then(|ns| {
-                if ns == 0 {
-                    self.err(file, v.span, "`pause` must be longer than 0ns".to_string());
-                    return None;
-                }
-                Some(ns)
-            }),
-            None => Some(DEFAULT_PAUSE_NS),
-        };
+        let pause = o.get("pause").map_or(Some(DEFAULT_PAUSE_NS), |v| {
+            self.positive_duration(env, file, v, "`pause`")
+        });
         let llc = llc?;
         let atomic = atomic?;
         let memory = match o.get("memory") {

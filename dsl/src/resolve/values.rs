@@ -120,6 +120,15 @@ impl Ctx<'_> {
     pub fn duration(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<u64> {
         self.dim_value(env, file, v, what, Dim::Duration)
     }
+    /// A duration longer than 0.
+    pub fn positive_duration(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<u64> {
+        let ns = self.duration(env, file, v, what)?;
+        if ns == 0 {
+            self.err(file, v.span, format!("{what} must be longer than 0ns"));
+            return None;
+        }
+        Some(ns)
+    }
     pub fn size(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<u64> {
         self.dim_value(env, file, v, what, Dim::Size)
     }

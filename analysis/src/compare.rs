@@ -261,17 +261,17 @@ fn samples(r: &Results) -> Result<Samples> {
 
 fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<String>> {
     let (ha, hb) = (&a.manifest.host, &b.manifest.host);
-    if ha.hostname == hb.hostname && ha.cpu_model == hb.cpu_model {
+    if ha.hostname == hb.hostname && ha.same_cpu(hb) {
         return Ok(Vec::new());
     }
     let what = format!(
         "{} ran on host \"{}\" ({}) and {} on host \"{}\" ({})",
         a.dir.display(),
         ha.hostname,
-        ha.cpu_model,
+        ha.cpu(),
         b.dir.display(),
         hb.hostname,
-        hb.cpu_model
+        hb.cpu()
     );
     if opts.allow_cross_host {
         Ok(vec![format!("comparing across hosts: {what}")])
@@ -355,7 +355,7 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
                 .plan()
                 .topology
                 .costs()
-                .and_then(|c| c.measured_elsewhere(&rb.manifest.host.cpu_model));
+                .and_then(|c| c.measured_elsewhere(&rb.manifest.host));
             let differences = sim_native_difference(ra.plan(), rb.plan()).map_err(refuse)?;
             for w in differences.into_iter().chain(elsewhere) {
                 if !warnings.contains(&w) {

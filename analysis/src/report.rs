@@ -242,7 +242,10 @@ fn manifest_rows(r: &Results) -> Vec<(String, String)> {
             "host".into(),
             format!(
                 "{}: {}, {} CPUs, kernel {}",
-                h.hostname, h.cpu_model, h.online_cpus, h.kernel
+                h.hostname,
+                h.cpu(),
+                h.online_cpus,
+                h.kernel
             ),
         ),
         (

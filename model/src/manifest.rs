@@ -58,7 +58,14 @@ pub struct ShardRun {
 pub struct HostInfo {
     pub hostname: String,
     pub kernel: String,
+    /// The kernel's brand string ("model name"); a hypervisor may make it generic.
     pub cpu_model: String,
+    /// What identifies the CPU's design beyond its brand string: on x86 the vendor,
+    /// family, model and stepping (`GenuineIntel family 6 model 106 stepping 6`), on
+    /// Arm the implementer, part, variant and revision. `None` where `/proc/cpuinfo`
+    /// does not say (and in manifests written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_id: Option<String>,
     pub online_cpus: u32,
     pub topology: Option<CpuMap>,
     pub governor: Option<String>,
@@ -71,6 +78,28 @@ pub struct HostInfo {
     /// Steal time share over a short sample at start (0..1).
     pub steal_frac: Option<f64>,
     pub loadavg: Option<[f64; 3]>,
+}
+
+impl HostInfo {
+    /// The CPU as a person and a topology's `measured_on` name it: the brand string,
+    /// then the identity in brackets where it is known
+    /// (`AMD EPYC [AuthenticAMD family 25 model 17 stepping 1]`).
+    pub fn cpu(&self) -> String {
+        match &self.cpu_id {
+            Some(id) => format!("{} [{id}]", self.cpu_model),
+            None => self.cpu_model.clone(),
+        }
+    }
+
+    /// Whether `self` and `other` ran on the same kind of CPU: the same brand string,
+    /// and the same identity where both recorded one.
+    pub fn same_cpu(&self, other: &HostInfo) -> bool {
+        self.cpu_model == other.cpu_model
+            && match (&self.cpu_id, &other.cpu_id) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+    }
 }
 
 impl Manifest {

@@ -10,6 +10,7 @@
 //! carries the [`Target`] the language resolved it to (the points, baseline, rows
 //! and modes it reads), so nothing downstream selects points again.
 
+use crate::manifest::HostInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -157,15 +158,18 @@ fn is_default_pause_ns(ns: &u64) -> bool {
 }
 
 impl Costs {
-    /// Why these costs do not describe a host whose CPU is `cpu_model`: they were
-    /// measured on another CPU. `None` when they were measured on that CPU, or not
-    /// measured (written by hand: what they describe is the author's to say).
-    pub fn measured_elsewhere(&self, cpu_model: &str) -> Option<String> {
-        let on = self.measured_on.as_deref()?;
-        (on.trim() != cpu_model.trim()).then(|| {
+    /// Why these costs do not describe `host`: they were measured on another CPU.
+    /// `None` when they were measured on that CPU, or not measured (written by hand:
+    /// what they describe is the author's to say). `measured_on` names the CPU as
+    /// [`HostInfo::cpu`] does; one naming the brand string alone (written before the
+    /// identity was recorded) is compared with the brand string.
+    pub fn measured_elsewhere(&self, host: &HostInfo) -> Option<String> {
+        let on = self.measured_on.as_deref()?.trim();
+        let here = host.cpu();
+        (on != here.trim() && on != host.cpu_model.trim()).then(|| {
             format!(
                 "the simulated machine's costs were measured on CPU \"{on}\" and the \
-                 native side ran on CPU \"{cpu_model}\": the residuals compare two machines \
+                 native side ran on CPU \"{here}\": the residuals compare two machines \
                  (run `locklab topo --measure` on this one to validate the simulator here)"
             )
         })
@@ -961,4 +965,61 @@ pub struct PlotSpec {
     /// baseline), with the selection's row dimensions and the modes it is read in.
     #[serde(default)]
     pub targets: Vec<Target>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(model: &str, id: Option<&str>) -> HostInfo {
+        HostInfo {
+            cpu_model: model.into(),
+            cpu_id: id.map(Into::into),
+            ..HostInfo::default()
+        }
+    }
+
+    fn measured_on(cpu: Option<&str>) -> Costs {
+        let mut c = Costs::levels(2, 45, 45, 45, 6);
+        c.measured_on = cpu.map(Into::into);
+        c
+    }
+
+    #[test]
+    fn costs_measured_on_the_same_design_describe_the_host() {
+        let epyc = host(
+            "AMD EPYC",
+            Some("AuthenticAMD family 25 model 17 stepping 1"),
+        );
+        let on = measured_on(Some(&epyc.cpu()));
+        assert_eq!(on.measured_elsewhere(&epyc), None);
+        // An older topology names the brand string alone: that is what it can say.
+        assert_eq!(
+            measured_on(Some("AMD EPYC")).measured_elsewhere(&epyc),
+            None
+        );
+        // Written by hand: the author's to say.
+        assert_eq!(measured_on(None).measured_elsewhere(&epyc), None);
+    }
+
+    #[test]
+    fn a_generic_brand_string_does_not_hide_another_design() {
+        let genoa = host(
+            "AMD EPYC",
+            Some("AuthenticAMD family 25 model 17 stepping 1"),
+        );
+        let milan = host(
+            "AMD EPYC",
+            Some("AuthenticAMD family 25 model 1 stepping 1"),
+        );
+        let why = measured_on(Some(&milan.cpu()))
+            .measured_elsewhere(&genoa)
+            .expect("another model");
+        assert!(
+            why.contains("model 1 stepping") && why.contains("model 17"),
+            "{why}"
+        );
+        assert!(!genoa.same_cpu(&milan));
+        assert!(genoa.same_cpu(&host("AMD EPYC", None)));
+    }
 }

@@ -225,6 +225,7 @@ pub fn detect_in(root: &Path) -> HostInfo {
             _ => String::new(),
         },
         cpu_model: cpu_model(&cpuinfo),
+        cpu_id: cpu_id(&cpuinfo),
         online_cpus: online,
         topology,
         governor: read(root, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
@@ -276,6 +277,40 @@ fn cpu_model(cpuinfo: &str) -> String {
         }
     }
     "unknown".into()
+}
+
+/// The CPU's design as `/proc/cpuinfo` identifies it beyond the brand string (which
+/// a hypervisor may make generic): x86's vendor, family, model and stepping, or Arm's
+/// implementer, part, variant and revision. The first CPU's; `None` if incomplete.
+fn cpu_id(cpuinfo: &str) -> Option<String> {
+    let first = cpuinfo.split("\n\n").next().unwrap_or_default();
+    let field = |key: &str| {
+        first.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim().to_string())
+        })
+    };
+    let all = |keys: &[(&str, &str)]| -> Option<String> {
+        let parts: Option<Vec<String>> = keys
+            .iter()
+            .map(|(key, label)| field(key).map(|v| format!("{label}{v}")))
+            .collect();
+        parts.map(|p| p.join(" "))
+    };
+    all(&[
+        ("vendor_id", ""),
+        ("cpu family", "family "),
+        ("model", "model "),
+        ("stepping", "stepping "),
+    ])
+    .or_else(|| {
+        all(&[
+            ("CPU implementer", "implementer "),
+            ("CPU part", "part "),
+            ("CPU variant", "variant "),
+            ("CPU revision", "revision "),
+        ])
+    })
 }
 
 fn turbo(root: &Path) -> Option<String> {
@@ -411,7 +446,7 @@ pub fn topology_as_lab_with(
         } else {
             &h.hostname
         },
-        h.cpu_model,
+        h.cpu(),
         h.online_cpus,
         h.kernel
     ));
@@ -495,11 +530,35 @@ pub fn topology_as_lab_with(
             }
             // Where these costs hold: `run` and `compare --sim-vs-native` warn when
             // the native side runs on another CPU.
-            let quoted = h.cpu_model.replace('\\', "\\\\").replace('"', "\\\"");
+            let quoted = h.cpu().replace('\\', "\\\\").replace('"', "\\\"");
             s.push_str(&format!("  measured_on = \"{quoted}\"\n"));
         }
         None => s.push_str("  atomic  = 5ns\n"),
     }
     s.push_str("}\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpu_id;
+
+    #[test]
+    fn an_arm_cpu_is_identified_by_implementer_and_part() {
+        let cpuinfo = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n\
+                       CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd0c\n\
+                       CPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\n";
+        assert_eq!(
+            cpu_id(cpuinfo).as_deref(),
+            Some("implementer 0x41 part 0xd0c variant 0x1 revision 1")
+        );
+    }
+
+    #[test]
+    fn an_identity_needs_every_field_of_the_first_cpu() {
+        // The second CPU's stepping does not complete the first's.
+        let cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\n\
+                       model\t\t: 17\n\nprocessor\t: 1\nstepping\t: 1\n";
+        assert_eq!(cpu_id(cpuinfo), None);
+    }
 }

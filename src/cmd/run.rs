@@ -200,7 +200,7 @@ pub fn execute(
         let elsewhere = plan
             .topology
             .costs()
-            .and_then(|c| c.measured_elsewhere(&manifest.host.cpu_model));
+            .and_then(|c| c.measured_elsewhere(&manifest.host));
         if let Some(why) = elsewhere {
             eprintln!("warning: {why}");
         }

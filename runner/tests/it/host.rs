@@ -51,6 +51,15 @@ fn host_facts_come_from_proc_and_sys() {
     assert_eq!(h.hostname, "labbox");
     assert_eq!(h.kernel, "Linux 6.1.0-18-amd64");
     assert_eq!(h.cpu_model, "Intel(R) Xeon(R) CPU E5-2698 v3 @ 2.30GHz");
+    // What identifies the design beyond the brand string.
+    assert_eq!(
+        h.cpu_id.as_deref(),
+        Some("GenuineIntel family 6 model 63 stepping 2")
+    );
+    assert_eq!(
+        h.cpu(),
+        "Intel(R) Xeon(R) CPU E5-2698 v3 @ 2.30GHz [GenuineIntel family 6 model 63 stepping 2]"
+    );
     assert_eq!(h.online_cpus, 8);
     assert_eq!(h.governor.as_deref(), Some("performance"));
     assert_eq!(h.turbo.as_deref(), Some("off (intel_pstate)"));
@@ -63,6 +72,9 @@ fn host_facts_come_from_proc_and_sys() {
     assert_eq!(h.loadavg, Some([0.05, 0.10, 0.20]));
 
     let vm = detect_in(&fixture("vm_2vcpu"));
+    // No vendor, family, model or stepping: the brand string alone.
+    assert_eq!(vm.cpu_id, None);
+    assert_eq!(vm.cpu(), "AMD EPYC 7B13");
     assert_eq!(vm.virtualization.as_deref(), Some("QEMU"));
     assert_eq!(vm.turbo.as_deref(), Some("on (cpufreq boost)"));
     assert_eq!(vm.governor, None);

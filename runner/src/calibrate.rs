@@ -451,6 +451,16 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         )),
         _ => s.push_str("#   futex: not measured (fewer than 2 CPUs, or pinning refused)\n"),
     }
+    if let Some(ns) = crate::native::env::tsc::ns_per_tick() {
+        let step = crate::native::env::tsc::step_ticks();
+        if step > 1 {
+            s.push_str(&format!(
+                "#   the TSC advances {step} ticks ({:.1} ns) at a time: a single access is the mean\n\
+                 #           of those timed within two steps of their median, not the median\n",
+                step as f64 * ns
+            ));
+        }
+    }
     if by_level.is_empty() {
         s.push_str(
             "#   no pair of CPUs could be measured (fewer than 2 CPUs, or pinning refused):\n\
@@ -520,12 +530,36 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     s
 }
 
+/// The typical one of many timed intervals, in ticks, from a counter that advances
+/// `step` ticks at a time: the mean of the intervals within two steps of their
+/// median. A counter that steps reads an interval as a whole number of steps,
+/// rounded up or down by where the interval fell between two steps; the median is
+/// then a whole number of steps too (10 ns at a time on a Zen TSC, where single
+/// accesses cost 10–40 ns), while the mean of many, their phases spread evenly over
+/// a step, is the interval itself. The band around the median keeps the rare
+/// interrupted interval out of the mean. Where the counter advances one tick at a
+/// time this is the median, give or take two ticks. Sorts `t`; 0 if it is empty.
+pub(crate) fn central_mean(t: &mut [u64], step: u64) -> f64 {
+    if t.is_empty() {
+        return 0.0;
+    }
+    t.sort_unstable();
+    let m = t[t.len() / 2];
+    let (lo, hi) = (m.saturating_sub(2 * step), m.saturating_add(2 * step));
+    let band: Vec<u64> = t
+        .iter()
+        .copied()
+        .filter(|&x| (lo..=hi).contains(&x))
+        .collect();
+    band.iter().sum::<u64>() as f64 / band.len() as f64
+}
+
 /// What one access by CPU `a` costs, ns, by the state the other CPU `b` left its line
 /// in: a load of a line `b` modified, a read-modify-write of a line `b` modified, a
 /// read-modify-write of a line both hold shared (an upgrade), and a read-modify-write
-/// of a line `a` owns. Each the median of 20,000 single accesses timed with the TSC
-/// (fenced), less a timed load that hits, the median of five rounds; `None` without a
-/// trusted TSC or if pinning fails.
+/// of a line `a` owns. Each the central mean ([`central_mean`]) of 20,000 single
+/// accesses timed with the TSC (fenced), less a timed load that hits, the median of
+/// five rounds; `None` without a trusted TSC or if pinning fails.
 #[derive(Debug, Clone, Copy)]
 pub struct LineStateCosts {
     pub load_modified: f64,
@@ -547,6 +581,7 @@ enum Prepare {
 pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     use crate::native::env::tsc;
     let ns_per_tick = tsc::ns_per_tick()?;
+    let step = tsc::step_ticks();
     let one = |prep: Prepare, rmw: bool| -> Option<f64> {
         const ROUNDS: u64 = 20_000;
         let x = Line(AtomicU64::new(0));
@@ -629,8 +664,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         if failed.load(Ordering::SeqCst) != 0 {
             return None;
         }
-        t.sort_unstable();
-        Some(t[t.len() / 2] as f64 * ns_per_tick)
+        Some(central_mean(&mut t, step) * ns_per_tick)
     };
     // Five rounds, each scenario's median; the median of the five of each
     // (`median_of_rounds`).
@@ -824,6 +858,37 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A counter that steps by 26 ticks (a 2.6 GHz TSC counting a 100 MHz clock)
+    /// times an interval of 57 ticks (21.9 ns) starting at every phase of a step.
+    fn stepped(interval: u64, step: u64) -> Vec<u64> {
+        (0..step * 100)
+            .map(|start| {
+                let read = |t: u64| t / step * step;
+                read(start + interval) - read(start)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stepping_counter_times_an_interval_by_the_mean_of_its_phases() {
+        let mut t = stepped(57, 26);
+        // Each interval reads 52 or 78 ticks; the median is one of those.
+        assert!(t.iter().all(|&x| x == 52 || x == 78));
+        assert!((central_mean(&mut t, 26) - 57.0).abs() < 0.5);
+        // A few interrupted intervals do not move it.
+        let mut t = stepped(57, 26);
+        t.extend([5_000, 26_000, 9_100]);
+        assert!((central_mean(&mut t, 26) - 57.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_counter_of_single_ticks_times_an_interval_by_its_median() {
+        let mut t = vec![40, 41, 41, 42, 41, 40, 900, 41, 43, 41];
+        let m = central_mean(&mut t, 1);
+        assert!((m - 41.0).abs() < 0.3, "{m}");
+        assert_eq!(central_mean(&mut [], 1), 0.0);
+    }
 
     fn pass(x: f64, line: bool) -> Pass {
         let mut by_level = BTreeMap::new();

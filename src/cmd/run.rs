@@ -314,6 +314,9 @@ pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
 /// [`finish`], printing the outcome as `format` asks.
 pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
+        // Every record is written: the run is complete, and its report says so (a
+        // failure to write the claims or the report marks it failed below).
+        store::set_status(dir, "complete")?;
         let results = store::load_results(dir)?;
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
         let index = if report {
@@ -323,7 +326,6 @@ pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Re
             locklab_analysis::claims::write_claims_json(dir, &claims)?;
             None
         };
-        store::set_status(dir, "complete")?;
         Ok((results, claims, index))
     })();
     let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;

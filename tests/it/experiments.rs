@@ -17,6 +17,14 @@ fn quickstart_writes_the_full_results_directory() {
     ] {
         assert!(dir.join(f).is_file(), "{f} is written");
     }
+    // The report written at the end of the run describes the finished run.
+    let report = std::fs::read_to_string(dir.join("report/report.md")).unwrap();
+    assert!(!report.contains("run status:"), "{report}");
+    let finished = report
+        .lines()
+        .find(|l| l.starts_with("| started / finished (UTC) |"))
+        .expect("the report gives when the run started and finished");
+    assert!(!finished.contains("unknown"), "{finished}");
     let manifest = std::fs::read_to_string(dir.join("manifest.yaml")).unwrap();
     for key in [
         "schema_version",
@@ -41,12 +49,25 @@ fn quickstart_writes_the_full_results_directory() {
 #[test]
 fn report_rebuilds_from_stored_results() {
     let dir = quickstart_run();
+    let finished = |d: &std::path::Path| {
+        let m = std::fs::read_to_string(d.join("manifest.yaml")).unwrap();
+        m.lines()
+            .find(|l| l.starts_with("finished_utc:"))
+            .map(str::to_string)
+    };
+    let before = finished(dir);
     let out = locklab().arg("report").arg(dir).output().unwrap();
     // Native claims may fail or be noise-flagged on a shared machine (1, 5).
     assert!(
         matches!(out.status.code(), Some(0 | 1 | 5)),
         "{}",
         stderr(&out)
+    );
+    assert!(before.is_some());
+    assert_eq!(
+        finished(dir),
+        before,
+        "a rebuilt report keeps when the run finished"
     );
     let html = std::fs::read_to_string(dir.join("report/index.html")).unwrap();
     assert!(html.contains("<svg"), "plots are inline");

@@ -131,8 +131,11 @@ pub fn finished_records(dir: &Path) -> Result<BTreeSet<RecordKey>> {
 pub fn set_status(dir: &Path, status: &str) -> Result<()> {
     let mut m = read_manifest(dir)?;
     m.status = status.to_string();
-    if status == "complete" {
-        m.finished_utc = Some(util::now_utc());
+    // When the run finished: kept by a rebuilt report, cleared by a resumption.
+    match status {
+        "complete" => m.finished_utc = m.finished_utc.take().or_else(|| Some(util::now_utc())),
+        "running" => m.finished_utc = None,
+        _ => {}
     }
     write_manifest(dir, &m)
 }

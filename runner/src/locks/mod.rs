@@ -35,7 +35,7 @@
 //!     type Output = bool;
 //!     fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> bool {
 //!         let mut alloc = LineAlloc::new();
-//!         let lock = make(&mut alloc, Site { id: 0, nthreads: 1 });
+//!         let lock = make(&mut alloc, Site { id: 0, nthreads: 1, asks_contended: false });
 //!         let arena = Arena::new(alloc.count() as usize, 1);
 //!         let env = NativeEnv::for_test(&arena, 0, 1);
 //!         let mut local = LocalState::new(0, 1);
@@ -97,6 +97,11 @@ pub struct Site {
     pub id: usize,
     /// Threads of the point (queue locks allocate one node line each).
     pub nthreads: usize,
+    /// Whether the workload asks the holder `is_contended` (the `when_contended`
+    /// break policy). The OS mutexes do not know their waiters: natively they count
+    /// them for `is_contended`, two atomics on a line of its own per blocking
+    /// acquisition, and only where a workload asks.
+    pub asks_contended: bool,
 }
 
 /// Generic code to run with a lock type chosen at run time (see [`with_lock`]).

@@ -52,9 +52,13 @@ struct Real {
     parking: parking_lot::RawMutex,
     pthread: UnsafeCell<libc::pthread_mutex_t>,
     /// Threads that failed a first try and are blocking, for `is_contended` (the OS
-    /// mutexes do not expose their waiters). On a line of its own: a waiter's count
-    /// must not take the mutex's line from its holder.
+    /// mutexes do not expose their waiters), counted only where the workload asks
+    /// (`Site::asks_contended`): elsewhere its two atomics per blocking acquisition,
+    /// the line moving between the waiters, are a cost the mutex does not have. On a
+    /// line of its own: a waiter's count must not take the mutex's line from its
+    /// holder.
     waiters: OwnLine,
+    count_waiters: bool,
 }
 
 #[repr(align(128))]
@@ -92,7 +96,7 @@ impl std::fmt::Debug for OsLock {
 }
 
 impl OsLock {
-    pub fn new(alloc: &mut LineAlloc, _: Site, kind: OsKind) -> Self {
+    pub fn new(alloc: &mut LineAlloc, site: Site, kind: OsKind) -> Self {
         OsLock {
             kind,
             real: Box::new(Real {
@@ -101,6 +105,7 @@ impl OsLock {
                 parking: parking_lot::RawMutex::INIT,
                 pthread: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
                 waiters: OwnLine(AtomicU64::new(0)),
+                count_waiters: site.asks_contended,
             }),
             word: Addr::new(alloc.line(), 0),
             sleepers: AtomicU32::new(0),
@@ -129,10 +134,14 @@ impl OsLock {
             return;
         }
         env.waiting();
-        let waiters = &self.real.waiters.0;
-        waiters.fetch_add(1, Relaxed);
-        self.real_lock();
-        waiters.fetch_sub(1, Relaxed);
+        if self.real.count_waiters {
+            let waiters = &self.real.waiters.0;
+            waiters.fetch_add(1, Relaxed);
+            self.real_lock();
+            waiters.fetch_sub(1, Relaxed);
+        } else {
+            self.real_lock();
+        }
     }
 
     #[inline(always)]
@@ -367,6 +376,10 @@ impl Lock for OsLock {
     #[inline(always)]
     fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> impl Future<Output = bool> {
         if E::NATIVE {
+            debug_assert!(
+                self.real.count_waiters,
+                "is_contended asked of a mutex built without Site::asks_contended"
+            );
             OsOp::Done(self.real.waiters.0.load(Relaxed) != 0)
         } else {
             OsOp::Model(self.model_is_contended(env))

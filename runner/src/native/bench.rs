@@ -31,7 +31,11 @@ fn env<'a>(
 }
 
 /// One lock, alone: its `Site`.
-const ALONE: Site = Site { id: 0, nthreads: 1 };
+const ALONE: Site = Site {
+    id: 0,
+    nthreads: 1,
+    asks_contended: false,
+};
 
 /// ns per uncontended acquire + release of `algo` (best of three rounds of `iters`),
 /// the algorithm's own type (as the workloads run it).

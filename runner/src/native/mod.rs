@@ -526,7 +526,14 @@ mod tests {
     #[test]
     fn block_on_runs_a_native_lock() {
         let mut alloc = LineAlloc::new();
-        let lock = crate::locks::ticket::Ticket::new(&mut alloc, Site { id: 0, nthreads: 1 });
+        let lock = crate::locks::ticket::Ticket::new(
+            &mut alloc,
+            Site {
+                id: 0,
+                nthreads: 1,
+                asks_contended: false,
+            },
+        );
         let arena = Arena::new(alloc.count() as usize, 1);
         let env = NativeEnv::for_test(&arena, 0, 1);
         let mut local = LocalState::new(0, 1);

@@ -1019,7 +1019,15 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
     let run = |release_at: u64| {
         let sl = slots(&m, PlacementKind::Scatter, 2);
         let mut alloc = LineAlloc::new();
-        let lock = OsLock::new(&mut alloc, Site { id: 0, nthreads: 2 }, OsKind::Pthread);
+        let lock = OsLock::new(
+            &mut alloc,
+            Site {
+                id: 0,
+                nthreads: 2,
+                asks_contended: false,
+            },
+            OsKind::Pthread,
+        );
         let mach = machine(&m, &sl, alloc.count(), 1);
         let envs = [mach.env(0), mach.env(1)];
         let (granted, released) = (Cell::new(0), Cell::new(0));

@@ -88,6 +88,7 @@ impl Params<'_> {
             critical_ns: self.per_item.mean_ns() * items,
             outside_ns: self.think.mean_ns(),
             cycle_ns: self.think.mean_ns(),
+            asks_contended: self.policy == BreakPolicy::WhenContended,
         }
     }
 
@@ -209,6 +210,25 @@ mod tests {
         }
         let none = [class("single", 0, 1), class("batch", 0, 31)];
         assert_eq!(pick(&none, &[0, 1], 0, &env), (0, 1));
+    }
+
+    #[test]
+    fn only_the_when_contended_policy_asks_the_holder_about_waiters() {
+        let mix = [class("single", 1, 1)];
+        let (per_item, think) = (Dist::Fixed { ns: 10 }, Dist::Fixed { ns: 100 });
+        for (policy, asks) in [
+            (BreakPolicy::Never, false),
+            (BreakPolicy::Always, false),
+            (BreakPolicy::WhenContended, true),
+        ] {
+            let p = Params {
+                policy,
+                mix: &mix,
+                per_item: &per_item,
+                think: &think,
+            };
+            assert_eq!(p.shape(1).asks_contended, asks, "{policy:?}");
+        }
     }
 
     #[test]

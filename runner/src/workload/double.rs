@@ -102,6 +102,7 @@ impl Params<'_> {
             critical_ns: self.pair_hold.mean_ns(),
             outside_ns: self.interval.mean_ns(),
             cycle_ns: self.interval.mean_ns(),
+            asks_contended: false,
         }
     }
 
@@ -196,7 +197,14 @@ mod tests {
         move |a| {
             let id = next.get();
             next.set(id + 1);
-            Ticket::new(a, Site { id, nthreads: 2 })
+            Ticket::new(
+                a,
+                Site {
+                    id,
+                    nthreads: 2,
+                    asks_contended: false,
+                },
+            )
         }
     }
 
@@ -245,7 +253,14 @@ mod tests {
         let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, ticket_per_cpu());
         assert!(cpu0 < cpu1, "ticket: cpu0 {cpu0} cpu1 {cpu1}");
         let [cpu0, cpu1] = race(DoubleLockPolicy::Ordered, |a| {
-            Tas::new(a, Site { id: 0, nthreads: 2 })
+            Tas::new(
+                a,
+                Site {
+                    id: 0,
+                    nthreads: 2,
+                    asks_contended: false,
+                },
+            )
         });
         assert!(cpu0 < cpu1, "tas: cpu0 {cpu0} cpu1 {cpu1}");
     }

@@ -41,6 +41,8 @@ pub struct Shape {
     /// One nominal cycle of a thread, ns: the spread of the simulated threads' start
     /// offsets.
     pub cycle_ns: f64,
+    /// Whether the workload asks the holder `is_contended` ([`Site::asks_contended`]).
+    pub asks_contended: bool,
 }
 
 /// The shape of `w` with `threads` threads.
@@ -199,7 +201,14 @@ impl<L: Lock> Locks<L> {
         make: impl Fn(&mut LineAlloc, Site) -> L,
     ) -> Self {
         let locks: Vec<L> = (0..shape.locks)
-            .map(|id| make(alloc, Site { id, nthreads }))
+            .map(|id| {
+                let site = Site {
+                    id,
+                    nthreads,
+                    asks_contended: shape.asks_contended,
+                };
+                make(alloc, site)
+            })
             .collect();
         let per = shape.lines_per_lock;
         let data = alloc.lines(per * locks.len() as u32);

@@ -24,6 +24,7 @@ impl Params<'_> {
             critical_ns,
             outside_ns,
             cycle_ns: critical_ns + outside_ns,
+            asks_contended: false,
         }
     }
 

@@ -65,6 +65,7 @@ pub fn shape(w: &WakeupSpec) -> Shape {
         critical_ns: w.burst.mean_ns(),
         outside_ns: w.sleep.mean_ns(),
         cycle_ns: 0.0,
+        asks_contended: false,
     }
 }
 

@@ -34,7 +34,14 @@ pub fn one_lock<L: Lock>(
     nthreads: usize,
 ) -> (L, LineAlloc) {
     let mut alloc = LineAlloc::new();
-    let lock = make(&mut alloc, Site { id: 0, nthreads });
+    let lock = make(
+        &mut alloc,
+        Site {
+            id: 0,
+            nthreads,
+            asks_contended: true,
+        },
+    );
     (lock, alloc)
 }
 

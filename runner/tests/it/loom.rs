@@ -32,7 +32,14 @@ fn shared<L: Lock>(
     nthreads: usize,
 ) -> (&'static L, usize) {
     let mut alloc = LineAlloc::new();
-    let lock = make(&mut alloc, Site { id: 0, nthreads });
+    let lock = make(
+        &mut alloc,
+        Site {
+            id: 0,
+            nthreads,
+            asks_contended: true,
+        },
+    );
     (Box::leak(Box::new(lock)), alloc.count() as usize)
 }
 

@@ -274,6 +274,19 @@ pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
         .collect()
 }
 
+/// "TSC", and how far it advances at a time where that is more than a tick (a Zen
+/// TSC: 10 ns), which is then the resolution of one clock reading.
+fn clock_steps() -> String {
+    use super::env::tsc;
+    match (tsc::ns_per_tick(), tsc::step_ticks()) {
+        (Some(ns), step) if step > 1 => format!(
+            "TSC, advancing {step} ticks ({:.1} ns) at a time",
+            step as f64 * ns
+        ),
+        _ => "TSC".into(),
+    }
+}
+
 /// The text `locklab bench native` prints.
 pub fn report(iters: u64) -> String {
     let iters = iters.max(1_000);
@@ -289,9 +302,9 @@ pub fn report(iters: u64) -> String {
     s.push_str(&format!(
         "native, single thread, {iters} iterations per round, best of 3 rounds; clock: {}\n\n",
         if Clock::host().is_tsc() {
-            "TSC"
+            clock_steps()
         } else {
-            "clock_gettime(MONOTONIC)"
+            "clock_gettime(MONOTONIC)".into()
         }
     ));
     s.push_str(
@@ -346,7 +359,7 @@ pub fn report(iters: u64) -> String {
         ));
     }
     s.push_str(&format!(
-        "\nwork loop: a clock read takes {:.1} ns; below {} ns a request is a counted loop, \
+        "\nwork loop: two clock reads are {:.1} ns apart; below {} ns a request is a counted loop, \
          one call in 8 timed; a call costs, besides what its reads measure (in reads): {}\n",
         work.read_ns(),
         work.short_ns(),

@@ -53,12 +53,9 @@ struct Real {
     pthread: UnsafeCell<libc::pthread_mutex_t>,
     /// Threads that failed a first try and are blocking, for `is_contended` (the OS
     /// mutexes do not expose their waiters), counted only where the workload asks
-    /// (`Site::asks_contended`): elsewhere its two atomics per blocking acquisition,
-    /// the line moving between the waiters, are a cost the mutex does not have. On a
-    /// line of its own: a waiter's count must not take the mutex's line from its
-    /// holder.
+    /// (`OsLock::count_waiters`). On a line of its own: a waiter's count must not
+    /// take the mutex's line from its holder.
     waiters: OwnLine,
-    count_waiters: bool,
 }
 
 #[repr(align(128))]
@@ -80,6 +77,11 @@ impl Drop for Real {
 
 pub struct OsLock {
     kind: OsKind,
+    /// Natively, whether blocked waiters are counted: only where the workload asks
+    /// `is_contended` (`Site::asks_contended`); elsewhere the count's two atomics per
+    /// blocking acquisition, on a line the waiters pass between them, are a cost the
+    /// mutex does not have.
+    count_waiters: bool,
     real: Box<Real>,
     /// Model: the futex word.
     word: Addr,
@@ -99,13 +101,13 @@ impl OsLock {
     pub fn new(alloc: &mut LineAlloc, site: Site, kind: OsKind) -> Self {
         OsLock {
             kind,
+            count_waiters: site.asks_contended,
             real: Box::new(Real {
                 std: std::sync::Mutex::new(()),
                 std_guard: UnsafeCell::new(None),
                 parking: parking_lot::RawMutex::INIT,
                 pthread: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
                 waiters: OwnLine(AtomicU64::new(0)),
-                count_waiters: site.asks_contended,
             }),
             word: Addr::new(alloc.line(), 0),
             sleepers: AtomicU32::new(0),
@@ -134,7 +136,7 @@ impl OsLock {
             return;
         }
         env.waiting();
-        if self.real.count_waiters {
+        if self.count_waiters {
             let waiters = &self.real.waiters.0;
             waiters.fetch_add(1, Relaxed);
             self.real_lock();
@@ -377,7 +379,7 @@ impl Lock for OsLock {
     fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> impl Future<Output = bool> {
         if E::NATIVE {
             debug_assert!(
-                self.real.count_waiters,
+                self.count_waiters,
                 "is_contended asked of a mutex built without Site::asks_contended"
             );
             OsOp::Done(self.real.waiters.0.load(Relaxed) != 0)

@@ -277,13 +277,9 @@ pub fn rows(work: &WorkLoop, iters: u64) -> Vec<Row> {
 /// "TSC", and how far it advances at a time where that is more than a tick (a Zen
 /// TSC: 10 ns), which is then the resolution of one clock reading.
 fn clock_steps() -> String {
-    use super::env::tsc;
-    match (tsc::ns_per_tick(), tsc::step_ticks()) {
-        (Some(ns), step) if step > 1 => format!(
-            "TSC, advancing {step} ticks ({:.1} ns) at a time",
-            step as f64 * ns
-        ),
-        _ => "TSC".into(),
+    match super::env::tsc::coarse_step() {
+        Some((step, ns)) => format!("TSC, advancing {step} ticks ({ns:.1} ns) at a time"),
+        None => "TSC".into(),
     }
 }
 

@@ -165,30 +165,54 @@ pub mod tsc {
         src.trim() == "tsc" && has("constant_tsc") && has("nonstop_tsc")
     }
 
-    /// How many ticks the counter advances at a time: the greatest common divisor of
-    /// the differences between 10,000 back-to-back reads (measured once). 1 on most
-    /// Intel parts; on AMD's Zen parts the TSC counts a 100 MHz reference clock, so it
-    /// steps by the P0 multiplier, 10 ns at a time, and a single timed interval is
-    /// known only to within one step.
+    /// How many ticks the counter advances at a time, from 10,000 back-to-back reads
+    /// (measured once; [`step_of`]). 1 on most Intel parts; on AMD's Zen parts the TSC
+    /// counts a 100 MHz reference clock, so it steps by the P0 multiplier, 10 ns at a
+    /// time, and a single timed interval is known only to within one step.
     pub fn step_ticks() -> u64 {
         static STEP: OnceLock<u64> = OnceLock::new();
         *STEP.get_or_init(|| {
-            fn gcd(a: u64, b: u64) -> u64 {
-                if b == 0 {
-                    a
-                } else {
-                    gcd(b, a % b)
-                }
-            }
-            let mut step = 0;
             let mut last = read();
-            for _ in 0..10_000 {
-                let now = read();
-                step = gcd(step, now.wrapping_sub(last));
-                last = now;
-            }
-            step.max(1)
+            let deltas: Vec<u64> = (0..10_000)
+                .map(|_| {
+                    let now = read();
+                    let d = now.wrapping_sub(last);
+                    last = now;
+                    d
+                })
+                .collect();
+            step_of(&deltas)
         })
+    }
+
+    /// The step of a counter from the differences of back-to-back reads: the greatest
+    /// common divisor of the non-zero differences that make up at least 1 % of them.
+    /// A rare odd one (a read the hypervisor served otherwise, an interrupt) would
+    /// otherwise bring the divisor down to 1.
+    pub(crate) fn step_of(deltas: &[u64]) -> u64 {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let mut sorted: Vec<u64> = deltas.iter().copied().filter(|&d| d > 0).collect();
+        sorted.sort_unstable();
+        let common = (deltas.len() / 100).max(1);
+        sorted
+            .chunk_by(|a, b| a == b)
+            .filter(|run| run.len() >= common)
+            .fold(0, |g, run| gcd(g, run[0]))
+            .max(1)
+    }
+
+    /// The counter's step in ticks and ns where it advances more than one tick at a
+    /// time (a trusted TSC only): what `topo --measure` and `bench native` report.
+    pub fn coarse_step() -> Option<(u64, f64)> {
+        let ns = ns_per_tick()?;
+        let step = step_ticks();
+        (step > 1).then_some((step, step as f64 * ns))
     }
 
     /// ns per tick, measured once against the monotonic clock over 20 ms.

@@ -127,8 +127,10 @@ pub struct Costs {
     #[serde(default, skip_serializing_if = "Futex::is_default")]
     pub futex: Futex,
     /// What one x86 `pause` (a spin-wait loop's `Env::pause`) costs its thread: 10 to
-    /// 140 cycles by generation (Intel's optimization manual: about 140 on Skylake;
-    /// about 40 measured on Emerald Rapids). `topo --measure` measures the host's. Plans that do not set it have
+    /// 140 cycles by generation (Intel's optimization manual: about 10 before
+    /// Skylake, about 140 on Skylake; about 40 measured on Emerald Rapids, 65 on Zen
+    /// 4). A spinner parked by `wait_until` notices a write when its current pause
+    /// ends: at a phase drawn within one pause. `topo --measure` measures the host's. Plans that do not set it have
     /// [`DEFAULT_PAUSE_NS`], the constant the simulator had before it was a cost (and
     /// leave it out when serialized, so that their hashes are unchanged).
     #[serde(

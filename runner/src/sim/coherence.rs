@@ -30,7 +30,8 @@
 //!   It is visible to others at its commit: until then a thread that held a copy
 //!   keeps reading the old value from it, and one without a copy gets the old value
 //!   from x (one transfer) if that arrives before the commit; a spinner on the old
-//!   value re-reads at the commit.
+//!   value re-reads after the commit, when the `pause` it is in ends (the engine's
+//!   `Core::wake_time`).
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
 //!   drains x's store buffer (the engine issues it only once x's older stores have
 //!   committed, so it reads and writes the line then, not earlier), then one
@@ -422,6 +423,17 @@ impl Memory {
         // ns · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1).
         let scaled = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
         (scaled / (MILLION * ONE)) as u64
+    }
+
+    /// A duration drawn uniformly from `0..ns` (0 if `ns` is 0) from thread `x`'s
+    /// jitter stream: where in a repeating interval of `ns` an outside event finds it.
+    #[inline]
+    pub fn phase(&mut self, x: u32, ns: u64) -> u64 {
+        if ns == 0 {
+            return 0;
+        }
+        let r = self.harts[x as usize].jitter.next_u64();
+        ((r as u128 * ns as u128) >> 64) as u64
     }
 
     /// Price a request from thread `x` on `line` at `now` and update the line's state.

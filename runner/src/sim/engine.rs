@@ -150,9 +150,10 @@ impl Core {
         }
     }
 
-    /// Wake every watcher of `line` at `time`: each re-reads the line, queued like any
-    /// request. A wake-up at the current time issues the re-reads at once (in watch
-    /// order, right after the write), saving an event per watcher.
+    /// Wake every watcher of `line` at `time`, when the write becomes visible: each
+    /// re-reads the line once its current `pause` is over ([`Core::wake_time`]),
+    /// queued like any request. A re-read due at the current time is issued at once
+    /// (in watch order, right after the write), saving an event per watcher.
     #[inline]
     fn wake_watchers(&mut self, line: u32, time: u64) {
         let l = &mut self.mem.lines[line as usize];
@@ -162,13 +163,26 @@ impl Core {
         while t != NONE {
             let next = self.mem.next[t as usize];
             self.mem.next[t as usize] = NONE;
-            if time == self.now {
+            let at = self.wake_time(t, time);
+            if at == self.now {
                 self.wake_read(t);
             } else {
-                self.schedule(time, t, Next::WakeRead);
+                self.schedule(at, t, Next::WakeRead);
             }
             t = next;
         }
+    }
+
+    /// When a watcher whose copy of the line went stale at `time` re-reads it. A
+    /// spinner's loop is a `pause` and a read of its copy (`Env::wait_until`), so
+    /// the write finds it in a pause nearly always, and it reads again when that
+    /// pause ends: at a phase drawn uniformly within one `pause`, from the watcher's
+    /// own stream. Where the `pause` is long against a transfer (Skylake and later,
+    /// Zen 4) this is what lets a releaser take a test-and-set lock back before the
+    /// spinner has even asked for the line.
+    #[inline]
+    fn wake_time(&mut self, tid: u32, time: u64) -> u64 {
+        time + self.mem.phase(tid, self.pause_ns)
     }
 
     /// The re-read of a woken watcher, issued now; schedules its resumption.
@@ -244,6 +258,7 @@ impl Core {
                     // Our copy still holds the value seen, and a store to the line is
                     // in flight: its commit invalidates our copy; re-read then.
                     self.slots[tid as usize].watch = a;
+                    let at = self.wake_time(tid, at);
                     self.schedule(at, tid, Next::WakeRead);
                     return None;
                 } else {

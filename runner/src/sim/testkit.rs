@@ -27,9 +27,12 @@ pub fn spec(
         smt,
         nodes_per_socket: 1,
         llcs_per_socket: 1,
-        // No jitter: the scenarios check hand-derived numbers exactly.
+        // No jitter, and spinners that notice a write at once (no `pause` to finish,
+        // `Core::wake_time`): the scenarios check hand-derived numbers exactly. A
+        // scenario that pauses sets its `pause`.
         costs: Costs {
             jitter_ppm: 0,
+            pause_ns: 0,
             ..Costs::levels(smt_ns, socket_ns, socket_ns, remote_ns, 5)
         },
         l2_bytes: None,

@@ -62,6 +62,20 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
     assert_eq!(round_trip(&m, false), 2 * 2 * 190);
 }
 
+/// A spinner notices a write when the `pause` it is in ends: its re-read leaves at a
+/// phase drawn uniformly within one `pause` after the write becomes visible. With a
+/// 100 ns pause each pass of the load/store ping-pong costs its two transfers and
+/// half a pause on average (99 round trips: 198 draws, whose mean lies within 2 ns
+/// of 50 with one chance in three; the seed is fixed, so the test is too).
+#[test]
+fn a_woken_spinner_rereads_when_its_pause_ends() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    assert_eq!(round_trip(&m, false), 2 * 2 * 190);
+    m.costs.pause_ns = 100;
+    let per_round = round_trip(&m, false) as i64;
+    assert!((per_round - 2 * (2 * 190 + 50)).abs() <= 15, "{per_round}");
+}
+
 /// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
 /// quarter of the transfer for its read-for-ownership (rounded to the ns: 47.5 → 48),
 /// and the reader's re-read a whole one: 238 ns per pass.
@@ -403,6 +417,7 @@ fn every_lock_algorithm_runs_simulated() {
     use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
     let mut m = spec(2, 4, 2, 10, 50, 190);
     m.costs.jitter_ppm = locklab_model::plan::DEFAULT_JITTER_PPM;
+    m.costs.pause_ns = locklab_model::plan::DEFAULT_PAUSE_NS;
     // The catalogue, plus backoff and CNA thresholds short enough to act in 400 us.
     let cna = |variant, shuffle_skip_prob| {
         LockAlgo::Cna(CnaParams {

@@ -395,6 +395,8 @@ struct ThreadState {
     /// Draws the spacing of timed acquisitions, apart from `rng` so that the
     /// workload's and the locks' draws do not depend on it.
     spacing: Cell<SplitMix64>,
+    /// Pauses since the last yield (`Spin::YieldAfter`); loom models yield instead.
+    #[cfg_attr(loom, allow(dead_code))]
     pauses: Cell<u32>,
     ticks: Cell<u64>,
     marks: Option<CpuMarks>,

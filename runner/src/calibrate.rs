@@ -235,6 +235,18 @@ struct PairCosts {
     line: Option<LineStateCosts>,
     /// Of how many passes the ping-pongs and the single accesses are the median.
     passes: (usize, usize),
+    /// The least and the most a pass measured for a load of a modified line (what
+    /// `transfer` is fitted on), where passes measured it.
+    load_range: Option<(f64, f64)>,
+}
+
+impl PairCosts {
+    /// The passes' loads of a modified line when the most is over 1.5 times the
+    /// least: the CPUs were not where they were (a guest's vCPUs moved to other
+    /// dies) or one pass fell in a slow spell, and the median stands for it.
+    fn disagreeing_loads(&self) -> Option<(f64, f64)> {
+        self.load_range.filter(|&(lo, hi)| hi > 1.5 * lo)
+    }
 }
 
 /// The simulator's constants from the measurements (`docs/validation.md`):
@@ -304,6 +316,7 @@ fn measure_pass(
                     load_store: transfer_latency(a, b, Handoff::LoadStore),
                     line: line_state_costs(a, b),
                     passes: (1, 1),
+                    load_range: None,
                 };
                 by_level.insert(d, pair);
             }
@@ -380,6 +393,14 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
                     }),
                     passes: (pairs.len(), lines.len()),
+                    load_range: (!lines.is_empty()).then(|| {
+                        lines
+                            .iter()
+                            .map(|x| x.load_modified)
+                            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                                (lo.min(v), hi.max(v))
+                            })
+                    }),
                 },
             ))
         })
@@ -492,6 +513,12 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                 "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
                  #           did not answer within 2 s)\n",
             ),
+        }
+        if let Some((lo, hi)) = p.disagreeing_loads() {
+            s.push_str(&format!(
+                "#           the passes disagree: the load took {lo:.1} to {hi:.1} ns (the CPUs moved, as a\n\
+                 #           guest's vCPUs may, or a slow spell); the median stands; run it again if in doubt\n"
+            ));
         }
     }
     let atomic = one_cpu.map_or(5.0, |o| o.atomic);
@@ -927,6 +954,7 @@ mod tests {
                     rmw_owned: 4.0 + x,
                 }),
                 passes: (1, 1),
+                load_range: None,
             },
         );
         Pass {
@@ -956,6 +984,13 @@ mod tests {
         // their mean.
         assert_eq!(p.line.unwrap().load_modified, 55.0);
         assert_eq!(p.passes, (3, 2));
+        // 45 against 65: within 1.5 times; a pass at 120 (the CPUs moved) is not.
+        assert_eq!(p.load_range, Some((45.0, 65.0)));
+        assert_eq!(p.disagreeing_loads(), None);
+        let moved = combine(vec![pass(0.0, true), pass(75.0, true), pass(1.0, true)]);
+        let p = moved.by_level[&Distance::Llc];
+        assert_eq!(p.line.unwrap().load_modified, 46.0);
+        assert_eq!(p.disagreeing_loads(), Some((45.0, 120.0)));
         assert_eq!(
             c.one_cpu,
             Some(OneCpu {

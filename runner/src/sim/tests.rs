@@ -848,10 +848,25 @@ fn buffered_stores_fetch_their_lines_together() {
 /// A store is visible at its commit: until then a thread holding a copy of the line
 /// keeps reading the old value from it, at no cost, and a thread without one gets
 /// the old value from the writer (one transfer) if it arrives before the commit. A
-/// spinner holding the old value re-reads when the store commits.
+/// spinner holding the old value re-reads when the store commits (with a `pause`,
+/// once the pause it is in has ended: within one pause of the commit).
 #[test]
 fn a_store_is_invisible_until_it_commits() {
-    let m = spec(2, 3, 1, 10, 50, 190);
+    let t = store_in_flight(0);
+    assert_eq!((t[0], t[1]), (1, 1_050), "old value, from its own copy");
+    assert_eq!(t[2], 1_190 + 50, "re-read at the commit: one transfer");
+    assert_eq!((t[3], t[4]), (1, 1_100 + 50), "old value, from the writer");
+    let t = store_in_flight(40);
+    assert_eq!((t[0], t[1]), (1, 1_050));
+    assert!((1_190 + 50..1_190 + 40 + 50).contains(&t[2]), "{}", t[2]);
+    assert_eq!((t[3], t[4]), (1, 1_100 + 50));
+}
+
+/// The scenario of `a_store_is_invisible_until_it_commits`, with spinners pausing
+/// `pause_ns`: what the readers read and when.
+fn store_in_flight(pause_ns: u64) -> Vec<u64> {
+    let mut m = spec(2, 3, 1, 10, 50, 190);
+    m.costs.pause_ns = pause_ns;
     let sl = slots(&m, PlacementKind::Compact, 4);
     // Threads 0-2 on socket 0, thread 3 on socket 1.
     let mach = machine(&m, &sl, 2, 1);
@@ -894,10 +909,7 @@ fn a_store_is_invisible_until_it_commits() {
             }),
         ],
     );
-    let t: Vec<u64> = stamps.iter().map(Cell::get).collect();
-    assert_eq!((t[0], t[1]), (1, 1_050), "old value, from its own copy");
-    assert_eq!(t[2], 1_190 + 50, "re-read at the commit: one transfer");
-    assert_eq!((t[3], t[4]), (1, 1_100 + 50), "old value, from the writer");
+    stamps.iter().map(Cell::get).collect()
 }
 
 /// A locked operation executes once the issuer's older stores have committed, for its

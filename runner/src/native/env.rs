@@ -204,25 +204,23 @@ pub mod tsc {
             return 1;
         }
         let mut sorted = d.clone();
-        sorted.sort_unstable();
-        let largest = sorted[sorted.len() / 2] + 1;
-        // The steps that qualify: the step, its divisors, and perhaps one tick more
-        // than it (26 mod 27 is within one tick). Of those, the largest that about
-        // as many differences are exact multiples of as of any: the step, not its
-        // divisors, nor its neighbour.
-        let exact = |s: u64| d.iter().filter(|&&x| x % s == 0).count();
-        let qualifying: Vec<u64> = (4..=largest)
-            .filter(|&s| {
-                let near = d.iter().filter(|&&x| x % s <= 1 || x % s >= s - 1).count();
-                near * 10 >= d.len() * 9
-            })
+        let largest = *sorted.select_nth_unstable(d.len() / 2).1 + 1;
+        // The steps that qualify, with how many differences are exact multiples of
+        // each: the step, its divisors, and perhaps one tick more than it (26 mod 27
+        // is within one tick). Of those, the largest that about as many differences
+        // are exact multiples of as of any: the step, not its divisors, nor its
+        // neighbour.
+        let count = |f: &dyn Fn(u64) -> bool| d.iter().filter(|&&x| f(x)).count();
+        let qualifying: Vec<(u64, usize)> = (4..=largest)
+            .filter(|&s| count(&|x| x % s <= 1 || x % s >= s - 1) * 10 >= d.len() * 9)
+            .map(|s| (s, count(&|x| x % s == 0)))
             .collect();
-        let best = qualifying.iter().map(|&s| exact(s)).max().unwrap_or(0);
+        let best = qualifying.iter().map(|&(_, e)| e).max().unwrap_or(0);
         qualifying
             .into_iter()
             .rev()
-            .find(|&s| exact(s) * 10 >= best * 9)
-            .unwrap_or(1)
+            .find(|&(_, e)| e * 10 >= best * 9)
+            .map_or(1, |(s, _)| s)
     }
 
     /// The counter's step in ticks and ns where it advances more than one tick at a

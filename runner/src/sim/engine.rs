@@ -178,8 +178,8 @@ impl Core {
     /// the write finds it in a pause nearly always, and it reads again when that
     /// pause ends: at a phase drawn uniformly within one `pause`, from the watcher's
     /// own stream. Where the `pause` is long against a transfer (Skylake and later,
-    /// Zen 4) this is what lets a releaser take a test-and-set lock back before the
-    /// spinner has even asked for the line.
+    /// Zen 4) this is what lets a releaser take a test-and-test-and-set lock back
+    /// before the spinner has even asked for the line.
     #[inline]
     fn wake_time(&mut self, tid: u32, time: u64) -> u64 {
         time + self.mem.phase(tid, self.pause_ns)

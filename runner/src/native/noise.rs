@@ -152,9 +152,15 @@ impl Gate {
             (before.steal, before.total, after.steal, after.total)
         {
             if t1 > t0 {
-                let f = s1.saturating_sub(s0) as f64 / (t1 - t0) as f64;
+                let (stolen, total) = (s1.saturating_sub(s0), (t1 - t0) as f64);
+                let f = stolen as f64 / total;
                 extra.insert("steal_frac".into(), f);
-                if f > self.max_steal_frac {
+                // The kernel keeps steal in ns and /proc/stat shows it floored to
+                // clock ticks (10 ms), so a difference of one tick may be a few µs of
+                // steal that crossed a tick: over a repetition of half a second on two
+                // CPUs one tick is 1 % by itself. Flag only steal that certainly
+                // exceeds the limit: the difference less one tick.
+                if stolen.saturating_sub(1) as f64 / total > self.max_steal_frac {
                     why.push(format!("steal {:.1}% of CPU time", f * 100.0));
                 }
             }
@@ -259,6 +265,19 @@ mod tests {
             why.contains("thread 1") && why.contains("steal 5.0%"),
             "{why}"
         );
+        // One tick of steal may be none (the count is floored to ticks): over 96
+        // ticks, one is not flagged (1.04 % read, perhaps 0), two are (at least one
+        // tick, 1.04 %).
+        let ticks = |steal| Snapshot {
+            steal: Some(steal),
+            total: Some(1096),
+            load1: None,
+        };
+        for (steal, flagged) in [(1, false), (2, true), (3, true)] {
+            let j = g.judge(&b, &ticks(steal), &seen(&[0.99, 0.99], &[0, 0], false));
+            assert_eq!(j.disturbed.is_some(), flagged, "{steal} ticks: {j:?}");
+            assert!(j.extra["steal_frac"] > 0.01 * steal as f64 - 1e-9);
+        }
         let quiet = Snapshot {
             steal: Some(0),
             total: Some(2000),

@@ -278,6 +278,17 @@ pub struct Memory {
     /// transfer from the farthest other sharer. 10⁶ (the default): a full transfer.
     #[serde(default = "full_transfer_ppm")]
     pub upgrade_ppm: u32,
+    /// How long an out-of-order core runs ahead of an access it waits for: private
+    /// work (`Env::work`) that follows a miss or an atomic executes under it, up to
+    /// this long. 0 (the default): work starts when the access completes.
+    /// Left out of a plan when 0, so that plans (and their hashes) of topologies
+    /// without it are what they were before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub run_ahead_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// [`Memory::upgrade_ppm`]'s default: an upgrade costs a whole transfer.
@@ -303,6 +314,7 @@ impl Memory {
             fence_ns: 2 * atomic_ns,
             misses_in_flight: 4,
             upgrade_ppm: FULL_TRANSFER_PPM,
+            run_ahead_ns: 0,
         }
     }
 }

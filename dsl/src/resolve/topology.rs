@@ -373,7 +373,7 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade }`:
+    /// upgrade, run_ahead }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -399,6 +399,7 @@ impl Ctx<'_> {
                 "fence",
                 "misses_in_flight",
                 "upgrade",
+                "run_ahead",
             ],
             &[],
         );
@@ -418,6 +419,7 @@ impl Ctx<'_> {
         let llc_hit = dur("llc_hit", "`llc_hit`", d.llc_hit_ns);
         let occupancy = dur("read_occupancy", "`read_occupancy`", d.read_occupancy_ns);
         let fence = dur("fence", "`fence`", d.fence_ns);
+        let run_ahead = dur("run_ahead", "`run_ahead`", d.run_ahead_ns);
         let store_buffer = mo.get("store_buffer").map_or(Some(d.store_buffer), |v| {
             self.count(env, file, v, "`store_buffer` (entries)", 1)
         });
@@ -445,6 +447,7 @@ impl Ctx<'_> {
             fence_ns: fence?,
             misses_in_flight: mlp?,
             upgrade_ppm: (upgrade? * 1e6).round() as u32,
+            run_ahead_ns: run_ahead?,
         })
     }
 

@@ -22,6 +22,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.read_occupancy_ns, 5);
     assert_eq!(c.memory.fence_ns, 14);
     assert_eq!(c.memory.upgrade_ppm, 1_000_000);
+    assert_eq!(c.memory.run_ahead_ns, 0);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
     assert_eq!(c.futex, Futex::DEFAULT);
@@ -32,7 +33,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12 }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns }
   jitter = 0.05
   overhead = 8ns
 }",
@@ -50,6 +51,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
         (18, 3, 42, 13, 6)
     );
     assert_eq!(m.upgrade_ppm, 120_000);
+    assert_eq!(m.run_ahead_ns, 160);
     assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
     let off =

@@ -444,6 +444,15 @@ impl Memory {
     /// served after it.
     #[inline]
     pub fn access(&mut self, x: u32, line: u32, kind: Kind, now: u64) -> Timing {
+        self.access_ahead(x, line, kind, now, 0)
+    }
+
+    /// As [`Memory::access`], for a thread whose core has run `ahead` ns ahead of
+    /// `now` under an earlier stall: a prefetch (an independent miss) is priced as if
+    /// issued that much earlier, no earlier than the line's earlier requests, and its
+    /// data arrives no earlier than `now` reaches it.
+    #[inline]
+    pub fn access_ahead(&mut self, x: u32, line: u32, kind: Kind, now: u64, ahead: u64) -> Timing {
         match kind {
             Kind::Load => {
                 if let Some(t) = self.read_before_commit(x, line, now) {
@@ -483,8 +492,13 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let at = self.harts[x as usize].fills.make_room(now);
-                let arrives = self.read_miss(x, line, at);
+                let room = self.harts[x as usize].fills.make_room(now);
+                let at = if room == now {
+                    now - ahead.min(now)
+                } else {
+                    room
+                };
+                let arrives = self.read_miss(x, line, at).max(now);
                 self.harts[x as usize].fills.push(arrives);
                 Timing {
                     done: now,

@@ -8,6 +8,8 @@
 //! at the completion time, stores the result in the thread's slot, and the future
 //! returns `Pending`. `wait_until` parks the thread on the line's watch list; a write
 //! to the line schedules a wake-up read for each watcher, queued like any request.
+//! Work (`Env::work`) and prefetches that follow a stall run under it as far as the
+//! topology's `memory { run_ahead }` says ([`Slot::hidden`]).
 //!
 //! Determinism: one binary heap ordered by (time, sequence number), the sequence
 //! number breaking ties in the order events were scheduled. Nothing depends on
@@ -52,8 +54,11 @@ pub(crate) enum Op {
     Prefetch(Addr),
     /// `Env::fence`: drain the store buffer, then the fence's own cost.
     Fence,
-    /// Private work or a pause, jittered like every other duration.
+    /// A pause or the loop's own instructions, jittered like every other duration.
     Delay(u64),
+    /// `Env::work`: as `Delay`, but it runs under the thread's earlier stalls, as far
+    /// as the core runs ahead of them ([`Slot::hidden`]).
+    Work(u64),
 }
 
 /// What a thread's next event does.
@@ -74,6 +79,13 @@ struct Slot {
     /// The pending operation waited for the store buffer to drain and has not been
     /// issued yet: the resumed future issues it again.
     reissue: bool,
+    /// How much of the time this thread waited for memory since it last spun a
+    /// following `work` may run under, and how much earlier a following prefetch
+    /// goes out (an out-of-order core executes independent instructions while an
+    /// access is outstanding): at most the topology's `run_ahead`, used up by the work
+    /// it hides, cleared by a `pause` or a wake-up (a spin's exit is a mispredicted
+    /// branch: nothing ran ahead of it).
+    hidden: u64,
 }
 
 /// Counters for the speed benchmark and tests.
@@ -98,6 +110,8 @@ pub(crate) struct Core {
     pub(crate) mem: Memory,
     slots: Vec<Slot>,
     pause_ns: u64,
+    /// The topology's `memory { run_ahead }`.
+    run_ahead_ns: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -196,7 +210,9 @@ impl Core {
     /// time it completes (the caller resumes the thread then).
     #[inline]
     fn wake_read_issue(&mut self, tid: u32) -> u64 {
-        let a = self.slots[tid as usize].watch;
+        let s = &mut self.slots[tid as usize];
+        s.hidden = 0;
+        let a = s.watch;
         self.counters.ops += 1;
         self.counters.wakes += 1;
         let t = self.mem.access(tid, a.line, Kind::Load, self.now);
@@ -208,6 +224,15 @@ impl Core {
         s.result = value;
         s.ok = true;
         t.done
+    }
+
+    /// Thread `tid` waits `ns` for memory: time a following `work` may run under.
+    #[inline]
+    fn stalled(&mut self, tid: u32, ns: u64) {
+        if self.run_ahead_ns > 0 {
+            let s = &mut self.slots[tid as usize];
+            s.hidden = (s.hidden + ns).min(self.run_ahead_ns);
+        }
     }
 
     /// Issue `op` for thread `tid` at the current time. `Some(result)` if it completed
@@ -226,9 +251,12 @@ impl Core {
                 | Op::SwapMasked(..)
         ) {
             let drained = self.mem.drained_at(tid, self.now);
-            if drained > self.now && !self.resume_at(drained, tid) {
-                self.slots[tid as usize].reissue = true;
-                return None;
+            if drained > self.now {
+                self.stalled(tid, drained - self.now);
+                if !self.resume_at(drained, tid) {
+                    self.slots[tid as usize].reissue = true;
+                    return None;
+                }
             }
         }
         self.counters.ops += 1;
@@ -241,8 +269,20 @@ impl Core {
                 }
                 return None;
             }
+            Op::Work(ns) => {
+                let ns = self.mem.jitter(tid, ns);
+                let s = &mut self.slots[tid as usize];
+                let hide = s.hidden.min(ns);
+                s.hidden -= hide;
+                let ns = ns - hide;
+                if ns == 0 || self.resume_at(now + ns, tid) {
+                    return Some((0, true));
+                }
+                return None;
+            }
             Op::Fence => {
                 let done = self.mem.fence(tid, now);
+                self.stalled(tid, done - now);
                 if done == now || self.resume_at(done, tid) {
                     return Some((0, true));
                 }
@@ -290,10 +330,18 @@ impl Core {
         };
         // A failed CAS still takes the line exclusively (x86 `lock cmpxchg` always
         // does), so it is priced like any RMW; it just writes nothing.
-        let t = self.mem.access(tid, addr.line, kind, now);
+        // An independent miss goes out as soon as the core reaches it, which under a
+        // stall it does early: as far ahead as the thread ran under its stalls.
+        let ahead = if kind == Kind::Prefetch {
+            self.slots[tid as usize].hidden
+        } else {
+            0
+        };
+        let t = self.mem.access_ahead(tid, addr.line, kind, now, ahead);
         if t.miss {
             self.counters.misses += 1;
         }
+        self.stalled(tid, t.done - now);
         if t.stale {
             let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);
             if t.done == now || self.resume_at(t.done, tid) {
@@ -346,7 +394,7 @@ impl Core {
                 *w = (old & !mask) | (v & mask);
                 (0, true, true)
             }
-            Op::Delay(_) | Op::Fence => unreachable!(),
+            Op::Delay(_) | Op::Work(_) | Op::Fence => unreachable!(),
         };
         if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
             self.wake_watchers(addr.line, t.visible);
@@ -420,10 +468,12 @@ impl Machine {
                         next: Next::Resume,
                         watch: Addr::new(0, 0),
                         reissue: false,
+                        hidden: 0,
                     };
                     n
                 ],
                 pause_ns: costs.pause_ns,
+                run_ahead_ns: costs.memory.run_ahead_ns,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),
@@ -730,7 +780,7 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
-        self.op(Op::Delay(ns))
+        self.op(Op::Work(ns))
     }
     fn futex(&self) -> locklab_model::plan::Futex {
         self.m.futex
@@ -751,6 +801,9 @@ impl Env for SimEnv<'_> {
         let ns = {
             let mut c = self.m.core.borrow_mut();
             c.counters.pauses += 1;
+            // A spin: its exit is mispredicted, so nothing runs ahead of what it
+            // waited for.
+            c.slots[self.tid as usize].hidden = 0;
             c.pause_ns
         };
         self.op(Op::Delay(ns))

@@ -1121,3 +1121,87 @@ fn an_os_mutex_model_runs_several_sleepers_to_the_end() {
         );
     }
 }
+
+/// What thread 0 does after its stalled swap in [`after_a_remote_stall`].
+#[derive(Clone, Copy)]
+enum Then {
+    Work,
+    TwoWorks,
+    PauseWork,
+    PrefetchLoad,
+}
+
+/// Thread 1 modifies two lines at 0; thread 0's swap on the first at 1,000 pays a
+/// remote transfer and the atomic (195 ns), then it does `then`: when it is done.
+fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.run_ahead_ns = run_ahead;
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 2, 1);
+    let (a, b) = (Addr::new(0, 0), Addr::new(1, 0));
+    let end = Cell::new(0);
+    let envs = [mach.env(0), mach.env(1)];
+    {
+        let (e0, e1, end) = (&envs[0], &envs[1], &end);
+        let mut futs: Vec<Fut> = vec![
+            Box::pin(async move {
+                e0.work(1_000).await;
+                e0.swap(a, 1, Relaxed).await;
+                assert_eq!(e0.now(), 1_195);
+                match then {
+                    Then::Work => e0.work(300).await,
+                    Then::TwoWorks => {
+                        e0.work(0).await;
+                        e0.work(100).await;
+                        e0.work(300).await;
+                    }
+                    Then::PauseWork => {
+                        e0.pause().await;
+                        e0.work(300).await;
+                    }
+                    Then::PrefetchLoad => {
+                        e0.prefetch(b).await;
+                        assert_eq!(e0.load(b, Relaxed).await, 7);
+                    }
+                }
+                end.set(e0.now());
+            }),
+            Box::pin(async move {
+                e1.store(a, 7, Relaxed).await;
+                e1.store(b, 7, Relaxed).await;
+            }),
+        ];
+        let out = mach.run(&mut futs, u64::MAX);
+        assert_eq!(out.finished, 2);
+    }
+    end.get()
+}
+
+/// `memory { run_ahead }`: work that follows a stall runs under it, as far as the core
+/// runs ahead. After the 195 ns stall ([`after_a_remote_stall`]) 300 ns of work start
+/// at 1,195 without run-ahead; with 1 µs of it the work ran under the whole stall and
+/// ends at 1,300; with 100 ns, under 100 of it (1,395). Two works share one stall (100
+/// ns hides 100 of it, the 300 ns the other 95); a `pause` between the swap and the
+/// work (a spin's exit: nothing ran ahead of it) hides nothing.
+#[test]
+fn work_runs_under_an_earlier_stall_as_far_as_the_core_runs_ahead() {
+    assert_eq!(after_a_remote_stall(0, Then::Work), 1_495);
+    assert_eq!(after_a_remote_stall(1_000, Then::Work), 1_300);
+    assert_eq!(after_a_remote_stall(100, Then::Work), 1_395);
+    assert_eq!(after_a_remote_stall(0, Then::TwoWorks), 1_595);
+    assert_eq!(after_a_remote_stall(1_000, Then::TwoWorks), 1_400);
+    assert_eq!(after_a_remote_stall(1_000, Then::PauseWork), 1_495);
+}
+
+/// Under a stall an independent miss goes out early too: after the 195 ns stall
+/// ([`after_a_remote_stall`]) thread 0 prefetches and loads the second line. Without
+/// run-ahead the miss leaves at 1,195 and the load ends a remote transfer later
+/// (1,385); with 1 µs of it the miss left with the swap and its data (at 1,190) is
+/// there when the swap completes (1,195); with 100 ns it left at 1,095 and arrives at
+/// 1,285.
+#[test]
+fn an_independent_miss_goes_out_under_an_earlier_stall() {
+    assert_eq!(after_a_remote_stall(0, Then::PrefetchLoad), 1_385);
+    assert_eq!(after_a_remote_stall(1_000, Then::PrefetchLoad), 1_195);
+    assert_eq!(after_a_remote_stall(100, Then::PrefetchLoad), 1_285);
+}

@@ -153,6 +153,57 @@ pub struct OneCpu {
     pub fence: f64,
     /// One spin-wait hint, back to back (`std::hint::spin_loop`: x86's `pause`).
     pub pause: f64,
+    /// A locked add on a line just flushed to memory: how long it stalls, and how
+    /// much of that a spin on the clock after it runs under (`memory { run_ahead }`:
+    /// how far the core runs ahead of an access it waits for). `None` off x86.
+    pub memory_stall: Option<f64>,
+    pub run_ahead: Option<f64>,
+}
+
+/// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
+/// no memory access.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn spin_ticks(ticks: u64) {
+    if ticks > 0 {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        let end = unsafe { core::arch::x86_64::_rdtsc() } + ticks;
+        while unsafe { core::arch::x86_64::_rdtsc() } < end {}
+    }
+}
+
+/// How far the core runs ahead of a miss, on the calling thread: a locked add on a
+/// line flushed to memory, then a spin; against the same on the line in cache. The
+/// stall without the spin, and how much of it a spin four times as long (at least
+/// 200 ns) hides: (stall, hidden), ns, each the best of five rounds.
+#[cfg(target_arch = "x86_64")]
+fn run_ahead_probe(line: &Line) -> Option<(f64, f64)> {
+    use core::arch::x86_64::{_mm_clflush, _mm_mfence};
+    const N: u64 = 100_000;
+    let ns_per_tick = crate::native::env::tsc::ns_per_tick()?;
+    let p = line.0.as_ptr() as *const u8;
+    let time = |flush: bool, ticks: u64| {
+        best_ns_per_call(N, &|_| {
+            // SAFETY: `p` points into `line`, alive for the call; clflush and mfence
+            // have no other preconditions on x86_64.
+            unsafe {
+                if flush {
+                    _mm_clflush(p);
+                }
+                _mm_mfence();
+            }
+            black_box(line.0.fetch_add(1, Ordering::AcqRel));
+            spin_ticks(ticks);
+        })
+    };
+    let stall = |ticks: u64| time(true, ticks) - time(false, ticks);
+    let stall0 = stall(0);
+    if stall0 <= 0.0 {
+        return None;
+    }
+    let spin = ((4.0 * stall0).max(200.0) / ns_per_tick).round() as u64;
+    let hidden = (stall0 - stall(spin)).clamp(0.0, stall0);
+    Some((stall0, hidden))
 }
 
 /// [`OneCpu`] on `cpu`. Each is the best of five rounds of a million operations (of
@@ -184,10 +235,16 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                 black_box(i);
                 std::hint::spin_loop();
             });
+            #[cfg(target_arch = "x86_64")]
+            let probe = run_ahead_probe(&line);
+            #[cfg(not(target_arch = "x86_64"))]
+            let probe: Option<(f64, f64)> = None;
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),
                 pause: (pause - empty).max(0.1),
+                memory_stall: probe.map(|p| p.0),
+                run_ahead: probe.map(|p| p.1),
             })
         })
         .join()
@@ -262,7 +319,7 @@ impl PairCosts {
 ///
 /// The hand-offs are not fitted: they check the result (the simulator prices a CAS
 /// hand-off as a transfer plus the atomic, a load/store hand-off as one transfer).
-fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> (BTreeMap<Distance, f64>, Option<f64>) {
+fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> Fitted {
     let transfer: BTreeMap<Distance, f64> = by_level
         .iter()
         .map(|(d, p)| {
@@ -270,16 +327,28 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> (BTreeMap<Distance, f64>, Op
             (*d, t.max(1.0))
         })
         .collect();
-    let upgrade = by_level
+    // The cheapest level beyond the SMT sibling, else the sibling.
+    let (level, line) = by_level
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, p)| {
-            let t = transfer[d];
-            p.line
-                .map(|l| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0))
-        });
-    (transfer, upgrade)
+        .find_map(|(d, p)| p.line.map(|l| (*d, l)))
+        .map_or((None, None), |(d, l)| (Some(d), Some(l)));
+    let upgrade = level
+        .zip(line)
+        .map(|(d, l)| ((l.rmw_shared - l.rmw_owned) / transfer[&d]).clamp(0.0, 1.0));
+    Fitted {
+        transfer,
+        upgrade,
+        run_ahead: line.map(|l| l.run_ahead.max(0.0)),
+    }
+}
+
+/// The constants `fit` derives.
+struct Fitted {
+    transfer: BTreeMap<Distance, f64>,
+    upgrade: Option<f64>,
+    run_ahead: Option<f64>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -353,6 +422,8 @@ fn combine(passes: Vec<Pass>) -> Pass {
         atomic,
         fence: o(|x| x.fence).unwrap_or_default(),
         pause: o(|x| x.pause).unwrap_or_default(),
+        memory_stall: median_of(one.iter().filter_map(|x| x.memory_stall)),
+        run_ahead: median_of(one.iter().filter_map(|x| x.run_ahead)),
     });
     let futexes: Vec<FutexCosts> = passes.iter().filter_map(|p| p.futex).collect();
     let f = |g: fn(&FutexCosts) -> f64| median_of(futexes.iter().map(g));
@@ -391,6 +462,8 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         rmw_modified: l(|x| x.rmw_modified).unwrap_or_default(),
                         rmw_shared: l(|x| x.rmw_shared).unwrap_or_default(),
                         rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
+                        acquire_stall: l(|x| x.acquire_stall).unwrap_or_default(),
+                        run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
                     }),
                     passes: (pairs.len(), lines.len()),
                     load_range: (!lines.is_empty()).then(|| {
@@ -458,6 +531,12 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         )),
         None => s.push_str("#   one CPU: not measured (pinning refused)\n"),
     }
+    if let Some((stall, hidden)) = one_cpu.and_then(|o| o.memory_stall.zip(o.run_ahead)) {
+        s.push_str(&format!(
+            "#   one CPU: a locked add on a line flushed to memory stalls {stall:.1} ns, of which a\n\
+             #           spin on the clock after it runs under {hidden:.1} ns\n"
+        ));
+    }
     if let Some(l) = tas_loop {
         s.push_str(&format!(
             "#   one CPU: an uncontended TAS operation of the native loop {l:.1} ns\n"
@@ -506,8 +585,11 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         match p.line {
             Some(l) => s.push_str(&format!(
                 "#           CPU {} accessing a line CPU {} modified: load {:.1} ns, locked add {:.1} ns;\n\
-                 #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n",
-                p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned
+                 #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n\
+                 #           a locked add and a load of two lines CPU {} modified stall {:.1} ns,\n\
+                 #           of which a spin on the clock after them runs under {:.1} ns\n",
+                p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
+                p.b, l.acquire_stall, l.run_ahead
             )),
             None => s.push_str(
                 "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
@@ -522,7 +604,11 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         }
     }
     let atomic = one_cpu.map_or(5.0, |o| o.atomic);
-    let (transfer, upgrade) = fit(&by_level);
+    let Fitted {
+        transfer,
+        upgrade,
+        run_ahead,
+    } = fit(&by_level);
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
         .or(get(Distance::Socket))
@@ -540,6 +626,10 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             fence_ns: one_cpu.map(|o| o.fence),
             pause_ns: one_cpu.map(|o| o.pause),
             upgrade,
+            // How far the core runs ahead: measured on the longest stall there is
+            // (a miss to memory); the pair's acquisition, whose stall is shorter,
+            // can only show a lower bound.
+            run_ahead_ns: one_cpu.and_then(|o| o.run_ahead).or(run_ahead),
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -588,6 +678,23 @@ pub struct LineStateCosts {
     pub rmw_modified: f64,
     pub rmw_shared: f64,
     pub rmw_owned: f64,
+    /// A lock's acquisition as an out-of-order core runs it: a locked add on one line
+    /// the other CPU modified, then a load of a second one it modified, then a spin
+    /// on the clock (as `Env::work`): the stall of the two accesses (their time less
+    /// that on owned lines), and how much of it the spin ran under (the stall without
+    /// the spin less the stall with it; `memory { run_ahead }`).
+    pub acquire_stall: f64,
+    pub run_ahead: f64,
+}
+
+/// What `line_state_costs` times after preparing the line(s).
+#[derive(Clone, Copy, PartialEq)]
+enum Access {
+    Load,
+    Rmw,
+    /// A locked add on `x`, a load of `y`, then a spin of this many TSC ticks
+    /// counted from a clock reading taken after them in program order.
+    RmwLoadSpin(u64),
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -604,15 +711,17 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     use crate::native::env::tsc;
     let ns_per_tick = tsc::ns_per_tick()?;
     let step = tsc::step_ticks();
-    let one = |prep: Prepare, rmw: bool| -> Option<f64> {
+    let one = |prep: Prepare, access: Access| -> Option<f64> {
         const ROUNDS: u64 = 20_000;
         let x = Line(AtomicU64::new(0));
+        let y = Line(AtomicU64::new(0));
         let go = Line(AtomicU64::new(0));
         let done = Line(AtomicU64::new(0));
         let failed = AtomicU64::new(0);
         let deadline = Instant::now() + Duration::from_secs(2);
         let ticks = std::thread::scope(|s| {
-            let (x, go, done, failed) = (&x, &go, &done, &failed);
+            let (x, y, go, done, failed) = (&x, &y, &go, &done, &failed);
+            let two = matches!(access, Access::RmwLoadSpin(_));
             let wait = move |l: &Line, r: u64| -> bool {
                 let mut spins = 0u32;
                 while l.0.load(Ordering::Acquire) != r {
@@ -638,7 +747,12 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                         return;
                     }
                     match prep {
-                        Prepare::Modify => x.0.store(r, Ordering::Relaxed),
+                        Prepare::Modify => {
+                            x.0.store(r, Ordering::Relaxed);
+                            if two {
+                                y.0.store(r, Ordering::Relaxed);
+                            }
+                        }
                         Prepare::Read => {
                             black_box(x.0.load(Ordering::Relaxed));
                         }
@@ -654,6 +768,9 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                     // Our own copy first: shared after `b` reads, owned if it does
                     // nothing, invalidated when it writes.
                     x.0.fetch_add(0, Ordering::AcqRel);
+                    if two {
+                        y.0.fetch_add(0, Ordering::AcqRel);
+                    }
                     go.0.store(r, Ordering::Release);
                     if !wait(done, r) {
                         return None;
@@ -664,10 +781,27 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                         core::arch::x86_64::_mm_lfence();
                         core::arch::x86_64::_rdtsc()
                     };
-                    if rmw {
-                        black_box(x.0.fetch_add(1, Ordering::AcqRel));
-                    } else {
-                        black_box(x.0.load(Ordering::Acquire));
+                    match access {
+                        Access::Load => {
+                            black_box(x.0.load(Ordering::Acquire));
+                        }
+                        Access::Rmw => {
+                            black_box(x.0.fetch_add(1, Ordering::AcqRel));
+                        }
+                        Access::RmwLoadSpin(ticks) => {
+                            black_box(x.0.fetch_add(1, Ordering::AcqRel));
+                            black_box(y.0.load(Ordering::Acquire));
+                            // The work loop's own form: a deadline on the clock,
+                            // no memory access, nothing waiting for the accesses.
+                            #[cfg(target_arch = "x86_64")]
+                            if ticks > 0 {
+                                // SAFETY: rdtsc has no preconditions on x86_64.
+                                let end = unsafe { core::arch::x86_64::_rdtsc() } + ticks;
+                                while unsafe { core::arch::x86_64::_rdtsc() } < end {}
+                            }
+                            #[cfg(not(target_arch = "x86_64"))]
+                            black_box(ticks);
+                        }
                     }
                     #[cfg(target_arch = "x86_64")]
                     let t1 = unsafe {
@@ -692,15 +826,28 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     // (`median_of_rounds`).
     let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
-        let owned = one(Prepare::Nothing, true)?;
+        let owned = one(Prepare::Nothing, Access::Rmw)?;
         // The timer with a load that hits: what every figure includes besides the
         // access itself.
-        let hit = one(Prepare::Nothing, false)?;
+        let hit = one(Prepare::Nothing, Access::Load)?;
+        let load_modified = one(Prepare::Modify, Access::Load)? - hit;
+        // The acquisition's stall, then the same followed by a spin four times as
+        // long as it (at least 100 ns), which it could run under entirely.
+        let stall = |ticks: u64| -> Option<f64> {
+            let access = Access::RmwLoadSpin(ticks);
+            Some(one(Prepare::Modify, access)? - one(Prepare::Nothing, access)?)
+        };
+        let acquire_stall = stall(0)?;
+        let spin_ns = (4.0 * acquire_stall).max(100.0);
+        let spin = (spin_ns / ns_per_tick).round() as u64;
+        let under_spin = stall(spin)?;
         rounds.push(LineStateCosts {
-            load_modified: one(Prepare::Modify, false)? - hit,
-            rmw_modified: one(Prepare::Modify, true)? - hit,
-            rmw_shared: one(Prepare::Read, true)? - hit,
+            load_modified,
+            rmw_modified: one(Prepare::Modify, Access::Rmw)? - hit,
+            rmw_shared: one(Prepare::Read, Access::Rmw)? - hit,
             rmw_owned: owned - hit,
+            acquire_stall,
+            run_ahead: (acquire_stall - under_spin).clamp(0.0, acquire_stall.max(0.0)),
         });
     }
     let median = |f: fn(&LineStateCosts) -> f64| median_of_rounds(rounds.iter().map(f).collect());
@@ -709,6 +856,8 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         rmw_modified: median(|r| r.rmw_modified),
         rmw_shared: median(|r| r.rmw_shared),
         rmw_owned: median(|r| r.rmw_owned),
+        acquire_stall: median(|r| r.acquire_stall),
+        run_ahead: median(|r| r.run_ahead),
     })
 }
 
@@ -952,6 +1101,8 @@ mod tests {
                     rmw_modified: 52.0 + x,
                     rmw_shared: 46.0 + x,
                     rmw_owned: 4.0 + x,
+                    acquire_stall: 20.0 + x,
+                    run_ahead: 18.0 + x,
                 }),
                 passes: (1, 1),
                 load_range: None,
@@ -964,6 +1115,8 @@ mod tests {
                 atomic: 6.0 + x,
                 fence: 5.0 + x,
                 pause: 40.0 + x,
+                memory_stall: Some(300.0 + x),
+                run_ahead: Some(150.0 + x),
             }),
             futex: Some(FutexCosts {
                 wait: 300.0 + x,
@@ -996,7 +1149,9 @@ mod tests {
             Some(OneCpu {
                 atomic: 7.0,
                 fence: 6.0,
-                pause: 41.0
+                pause: 41.0,
+                memory_stall: Some(301.0),
+                run_ahead: Some(151.0),
             })
         );
         assert_eq!(c.futex.unwrap().latency, 30001.0);

@@ -414,6 +414,9 @@ pub struct Measured {
     /// A store's read-for-ownership of a line the writer shares, as a fraction of a
     /// transfer, when measured (`memory { upgrade }`).
     pub upgrade: Option<f64>,
+    /// How much of an acquisition's stall the work after it runs under, when measured
+    /// (`memory { run_ahead }`).
+    pub run_ahead_ns: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -463,7 +466,8 @@ pub fn topology_as_lab_with(
         Some(m) => {
             s.push_str(&format!(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
-                 # shared line - on an owned one) / transfer, overhead = TAS loop - atomic\n",
+                 # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
+                 # run_ahead = the part of a miss to memory a spin after it runs under\n",
                 m.transfer_from
             ));
             m.transfer
@@ -515,6 +519,10 @@ pub fn topology_as_lab_with(
             }
             if let Some(u) = m.upgrade {
                 memory.push(format!("upgrade = {:.2}", u));
+            }
+            if let Some(r) = m.run_ahead_ns {
+                // May be 0 (an in-order core, or nothing to overlap).
+                memory.push(format!("run_ahead = {}ns", r.round().max(0.0) as u64));
             }
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));

@@ -278,9 +278,9 @@ pub struct Memory {
     /// transfer from the farthest other sharer. 10⁶ (the default): a full transfer.
     #[serde(default = "full_transfer_ppm")]
     pub upgrade_ppm: u32,
-    /// How long an out-of-order core runs ahead of an access it waits for: private
-    /// work (`Env::work`) that follows a miss or an atomic executes under it, up to
-    /// this long. 0 (the default): work starts when the access completes.
+    /// How long an out-of-order core runs ahead of a miss it waits for: private work
+    /// (`Env::work`) that follows executes under it, and a prefetch goes out that
+    /// much earlier, up to this long. 0 (the default): nothing runs ahead.
     /// Left out of a plan when 0, so that plans (and their hashes) of topologies
     /// without it are what they were before it existed.
     #[serde(default, skip_serializing_if = "is_zero")]

@@ -165,6 +165,12 @@ pub trait Env {
     fn overhead(&self) -> impl Future<Output = ()> {
         std::future::ready(())
     }
+    /// Time in the kernel lasting `ns` (the simulated OS mutexes' futex calls): as
+    /// `work`, except that a simulated core runs nothing ahead into it (a system
+    /// call is no independent work; `memory { run_ahead }`).
+    fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
+        self.work(ns)
+    }
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
     /// What the kernel's futex costs on this machine, for the simulated OS mutexes

@@ -237,13 +237,13 @@ impl OsLock {
             // write that ends its sleep (the release, whose wake call follows it).
             let futex = env.futex();
             if futex.wait_ns > 0 {
-                env.work(futex.wait_ns).await;
+                env.syscall(futex.wait_ns).await;
             }
             if env.load(self.word, Relaxed).await == 2 {
                 self.sleepers.fetch_add(1, Relaxed);
                 env.wait_until(self.word, Relaxed, |v| v != 2).await;
                 self.sleepers.fetch_sub(1, Relaxed);
-                env.work(futex.latency_ns).await;
+                env.syscall(futex.latency_ns).await;
             }
             state = if self.kind == OsKind::Std {
                 self.model_spin(env).await
@@ -274,7 +274,7 @@ impl OsLock {
                 futex.wake_ns
             };
             if cost > 0 {
-                env.work(cost).await;
+                env.syscall(cost).await;
             }
         }
     }

@@ -79,13 +79,18 @@ struct Slot {
     /// The pending operation waited for the store buffer to drain and has not been
     /// issued yet: the resumed future issues it again.
     reissue: bool,
-    /// How much of the time this thread waited for memory since it last spun a
-    /// following `work` may run under, and how much earlier a following prefetch
-    /// goes out (an out-of-order core executes independent instructions while an
-    /// access is outstanding): at most the topology's `run_ahead`, used up by the work
-    /// it hides, cleared by a `pause` or a wake-up (a spin's exit is a mispredicted
-    /// branch: nothing ran ahead of it).
+    /// How much of the time this thread waited for misses since its last locked
+    /// read-modify-write began a following `work` may run under, and how much
+    /// earlier a following prefetch goes out (an out-of-order core executes
+    /// independent instructions while an access is outstanding): at most the
+    /// topology's `run_ahead`, used up by the work it hides. A locked RMW starts it
+    /// afresh (nothing runs ahead past one before it executes, so no earlier stall
+    /// reaches past it); a `pause`, a wake-up, a fence or a system call clears it (a
+    /// spin's exit is a mispredicted branch; the others let nothing past them).
     hidden: u64,
+    /// The RMW being issued already waited for the store buffer to drain and was
+    /// credited that wait: its reissue adds to the credit instead of starting it.
+    drained: bool,
 }
 
 /// Counters for the speed benchmark and tests.
@@ -250,13 +255,22 @@ impl Core {
                 | Op::FetchAnd(..)
                 | Op::SwapMasked(..)
         ) {
+            // A new RMW starts the run-ahead credit afresh (unless this is the
+            // reissue of one that waited for the drain, credited below).
+            let s = &mut self.slots[tid as usize];
+            if !std::mem::take(&mut s.drained) {
+                s.hidden = 0;
+            }
             let drained = self.mem.drained_at(tid, self.now);
             if drained > self.now {
+                // Waiting for older stores' read-for-ownership misses.
                 self.stalled(tid, drained - self.now);
+                self.slots[tid as usize].drained = true;
                 if !self.resume_at(drained, tid) {
                     self.slots[tid as usize].reissue = true;
                     return None;
                 }
+                self.slots[tid as usize].drained = false;
             }
         }
         self.counters.ops += 1;
@@ -282,7 +296,8 @@ impl Core {
             }
             Op::Fence => {
                 let done = self.mem.fence(tid, now);
-                self.stalled(tid, done - now);
+                // An `mfence` lets no later instruction run ahead of it.
+                self.slots[tid as usize].hidden = 0;
                 if done == now || self.resume_at(done, tid) {
                     return Some((0, true));
                 }
@@ -328,8 +343,6 @@ impl Core {
                 (a, Kind::Rmw)
             }
         };
-        // A failed CAS still takes the line exclusively (x86 `lock cmpxchg` always
-        // does), so it is priced like any RMW; it just writes nothing.
         // An independent miss goes out as soon as the core reaches it, which under a
         // stall it does early: as far ahead as the thread ran under its stalls.
         let ahead = if kind == Kind::Prefetch {
@@ -337,11 +350,15 @@ impl Core {
         } else {
             0
         };
+        // A failed CAS still takes the line exclusively (x86 `lock cmpxchg` always
+        // does), so it is priced like any RMW; it just writes nothing.
         let t = self.mem.access_ahead(tid, addr.line, kind, now, ahead);
         if t.miss {
             self.counters.misses += 1;
+            // Only a miss is a wait for memory: an atomic on an owned line costs
+            // its own execution, which the work model already contains.
+            self.stalled(tid, t.done - now);
         }
-        self.stalled(tid, t.done - now);
         if t.stale {
             let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);
             if t.done == now || self.resume_at(t.done, tid) {
@@ -469,6 +486,7 @@ impl Machine {
                         watch: Addr::new(0, 0),
                         reissue: false,
                         hidden: 0,
+                        drained: false,
                     };
                     n
                 ],
@@ -795,6 +813,11 @@ impl Env for SimEnv<'_> {
                 self.op(Op::Delay(ns)).await
             }
         }
+    }
+    #[inline]
+    fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
+        self.m.core.borrow_mut().slots[self.tid as usize].hidden = 0;
+        self.op(Op::Delay(ns))
     }
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {

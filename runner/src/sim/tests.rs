@@ -1128,6 +1128,7 @@ enum Then {
     Work,
     TwoWorks,
     PauseWork,
+    SwapWork,
     PrefetchLoad,
 }
 
@@ -1159,6 +1160,10 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
                         e0.pause().await;
                         e0.work(300).await;
                     }
+                    Then::SwapWork => {
+                        e0.swap(a, 2, Relaxed).await;
+                        e0.work(300).await;
+                    }
                     Then::PrefetchLoad => {
                         e0.prefetch(b).await;
                         assert_eq!(e0.load(b, Relaxed).await, 7);
@@ -1182,7 +1187,9 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
 /// at 1,195 without run-ahead; with 1 µs of it the work ran under the whole stall and
 /// ends at 1,300; with 100 ns, under 100 of it (1,395). Two works share one stall (100
 /// ns hides 100 of it, the 300 ns the other 95); a `pause` between the swap and the
-/// work (a spin's exit: nothing ran ahead of it) hides nothing.
+/// work (a spin's exit: nothing ran ahead of it) hides nothing, nor does a second
+/// swap, on the line now owned (5 ns, no miss): a locked RMW starts the credit afresh
+/// and its own atomic is no stall.
 #[test]
 fn work_runs_under_an_earlier_stall_as_far_as_the_core_runs_ahead() {
     assert_eq!(after_a_remote_stall(0, Then::Work), 1_495);
@@ -1191,6 +1198,8 @@ fn work_runs_under_an_earlier_stall_as_far_as_the_core_runs_ahead() {
     assert_eq!(after_a_remote_stall(0, Then::TwoWorks), 1_595);
     assert_eq!(after_a_remote_stall(1_000, Then::TwoWorks), 1_400);
     assert_eq!(after_a_remote_stall(1_000, Then::PauseWork), 1_495);
+    assert_eq!(after_a_remote_stall(0, Then::SwapWork), 1_500);
+    assert_eq!(after_a_remote_stall(1_000, Then::SwapWork), 1_500);
 }
 
 /// Under a stall an independent miss goes out early too: after the 195 ns stall

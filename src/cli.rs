@@ -104,8 +104,10 @@ pub enum Command {
     },
     /// Print the host topology as experiment-language text.
     Topo {
-        /// Measure this host's costs (cache-line hand-offs per distance, an uncontended
-        /// compare-and-swap, a fence) and write them into the topology.
+        /// Measure this host's costs (cache-line hand-offs and single accesses per
+        /// distance, how far a core runs ahead of its misses, an uncontended
+        /// compare-and-swap, a fence, a pause, the futex, the native loop) and write
+        /// them into the topology.
         #[arg(long)]
         measure: bool,
         /// With --measure: how many times to measure everything, a second apart; each

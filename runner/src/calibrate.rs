@@ -153,11 +153,6 @@ pub struct OneCpu {
     pub fence: f64,
     /// One spin-wait hint, back to back (`std::hint::spin_loop`: x86's `pause`).
     pub pause: f64,
-    /// A locked add on a line just flushed to memory: how long it stalls, and how
-    /// much of that a spin on the clock after it runs under (`memory { run_ahead }`:
-    /// how far the core runs ahead of an access it waits for). `None` off x86.
-    pub memory_stall: Option<f64>,
-    pub run_ahead: Option<f64>,
 }
 
 /// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
@@ -170,40 +165,6 @@ fn spin_ticks(ticks: u64) {
         let end = unsafe { core::arch::x86_64::_rdtsc() } + ticks;
         while unsafe { core::arch::x86_64::_rdtsc() } < end {}
     }
-}
-
-/// How far the core runs ahead of a miss, on the calling thread: a locked add on a
-/// line flushed to memory, then a spin; against the same on the line in cache. The
-/// stall without the spin, and how much of it a spin four times as long (at least
-/// 200 ns) hides: (stall, hidden), ns, each the best of five rounds.
-#[cfg(target_arch = "x86_64")]
-fn run_ahead_probe(line: &Line) -> Option<(f64, f64)> {
-    use core::arch::x86_64::{_mm_clflush, _mm_mfence};
-    const N: u64 = 100_000;
-    let ns_per_tick = crate::native::env::tsc::ns_per_tick()?;
-    let p = line.0.as_ptr() as *const u8;
-    let time = |flush: bool, ticks: u64| {
-        best_ns_per_call(N, &|_| {
-            // SAFETY: `p` points into `line`, alive for the call; clflush and mfence
-            // have no other preconditions on x86_64.
-            unsafe {
-                if flush {
-                    _mm_clflush(p);
-                }
-                _mm_mfence();
-            }
-            black_box(line.0.fetch_add(1, Ordering::AcqRel));
-            spin_ticks(ticks);
-        })
-    };
-    let stall = |ticks: u64| time(true, ticks) - time(false, ticks);
-    let stall0 = stall(0);
-    if stall0 <= 0.0 {
-        return None;
-    }
-    let spin = ((4.0 * stall0).max(200.0) / ns_per_tick).round() as u64;
-    let hidden = (stall0 - stall(spin)).clamp(0.0, stall0);
-    Some((stall0, hidden))
 }
 
 /// [`OneCpu`] on `cpu`. Each is the best of five rounds of a million operations (of
@@ -235,16 +196,10 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                 black_box(i);
                 std::hint::spin_loop();
             });
-            #[cfg(target_arch = "x86_64")]
-            let probe = run_ahead_probe(&line);
-            #[cfg(not(target_arch = "x86_64"))]
-            let probe: Option<(f64, f64)> = None;
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),
                 pause: (pause - empty).max(0.1),
-                memory_stall: probe.map(|p| p.0),
-                run_ahead: probe.map(|p| p.1),
             })
         })
         .join()
@@ -328,19 +283,15 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> Fitted {
         })
         .collect();
     // The cheapest level beyond the SMT sibling, else the sibling.
-    let (level, line) = by_level
+    let fitted = by_level
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, p)| p.line.map(|l| (*d, l)))
-        .map_or((None, None), |(d, l)| (Some(d), Some(l)));
-    let upgrade = level
-        .zip(line)
-        .map(|(d, l)| ((l.rmw_shared - l.rmw_owned) / transfer[&d]).clamp(0.0, 1.0));
+        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l)));
     Fitted {
+        upgrade: fitted.map(|(t, l)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0)),
+        run_ahead: fitted.map(|(_, l)| l.run_ahead.max(0.0)),
         transfer,
-        upgrade,
-        run_ahead: line.map(|l| l.run_ahead.max(0.0)),
     }
 }
 
@@ -422,8 +373,6 @@ fn combine(passes: Vec<Pass>) -> Pass {
         atomic,
         fence: o(|x| x.fence).unwrap_or_default(),
         pause: o(|x| x.pause).unwrap_or_default(),
-        memory_stall: median_of(one.iter().filter_map(|x| x.memory_stall)),
-        run_ahead: median_of(one.iter().filter_map(|x| x.run_ahead)),
     });
     let futexes: Vec<FutexCosts> = passes.iter().filter_map(|p| p.futex).collect();
     let f = |g: fn(&FutexCosts) -> f64| median_of(futexes.iter().map(g));
@@ -463,6 +412,8 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         rmw_shared: l(|x| x.rmw_shared).unwrap_or_default(),
                         rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
                         acquire_stall: l(|x| x.acquire_stall).unwrap_or_default(),
+                        acquire_hidden: l(|x| x.acquire_hidden).unwrap_or_default(),
+                        chain_stall: l(|x| x.chain_stall).unwrap_or_default(),
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
                     }),
                     passes: (pairs.len(), lines.len()),
@@ -531,12 +482,6 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         )),
         None => s.push_str("#   one CPU: not measured (pinning refused)\n"),
     }
-    if let Some((stall, hidden)) = one_cpu.and_then(|o| o.memory_stall.zip(o.run_ahead)) {
-        s.push_str(&format!(
-            "#   one CPU: a locked add on a line flushed to memory stalls {stall:.1} ns, of which a\n\
-             #           spin on the clock after it runs under {hidden:.1} ns\n"
-        ));
-    }
     if let Some(l) = tas_loop {
         s.push_str(&format!(
             "#   one CPU: an uncontended TAS operation of the native loop {l:.1} ns\n"
@@ -586,10 +531,11 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             Some(l) => s.push_str(&format!(
                 "#           CPU {} accessing a line CPU {} modified: load {:.1} ns, locked add {:.1} ns;\n\
                  #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n\
-                 #           a locked add and a load of two lines CPU {} modified stall {:.1} ns,\n\
-                 #           of which a spin on the clock after them runs under {:.1} ns\n",
+                 #           a locked add and a load of two lines CPU {} modified stall {:.1} ns, of\n\
+                 #           which a spin on the clock after them runs under {:.1} ns; with seven\n\
+                 #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n",
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
-                p.b, l.acquire_stall, l.run_ahead
+                p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead
             )),
             None => s.push_str(
                 "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
@@ -626,10 +572,9 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             fence_ns: one_cpu.map(|o| o.fence),
             pause_ns: one_cpu.map(|o| o.pause),
             upgrade,
-            // How far the core runs ahead: measured on the longest stall there is
-            // (a miss to memory); the pair's acquisition, whose stall is shorter,
-            // can only show a lower bound.
-            run_ahead_ns: one_cpu.and_then(|o| o.run_ahead).or(run_ahead),
+            // How far the core runs ahead: what a spin hid of the chain of misses,
+            // at the level `upgrade` is fitted at.
+            run_ahead_ns: run_ahead,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -682,19 +627,33 @@ pub struct LineStateCosts {
     /// the other CPU modified, then a load of a second one it modified, then a spin
     /// on the clock (as `Env::work`): the stall of the two accesses (their time less
     /// that on owned lines), and how much of it the spin ran under (the stall without
-    /// the spin less the stall with it; `memory { run_ahead }`).
+    /// the spin less the stall with it). A check of `run_ahead`.
     pub acquire_stall: f64,
+    pub acquire_hidden: f64,
+    /// The same with seven loads after the locked add, each address depending on the
+    /// value before (one miss at a time: a stall longer than the core's reach), and
+    /// how much of it the spin ran under: how far the core runs ahead of the misses
+    /// it waits for (`memory { run_ahead }`).
+    pub chain_stall: f64,
     pub run_ahead: f64,
 }
+
+/// Lines loaded after the locked add in [`Access::Chain`], at most.
+const CHAIN_LOADS: usize = 7;
 
 /// What `line_state_costs` times after preparing the line(s).
 #[derive(Clone, Copy, PartialEq)]
 enum Access {
     Load,
     Rmw,
-    /// A locked add on `x`, a load of `y`, then a spin of this many TSC ticks
-    /// counted from a clock reading taken after them in program order.
-    RmwLoadSpin(u64),
+    /// A locked add on `x`, loads of the first `loads` lines of `ys` (each address
+    /// depending on the value loaded before, if `dependent`), then a spin of `ticks`
+    /// on the TSC counted from a clock reading taken after them in program order.
+    Chain {
+        loads: usize,
+        dependent: bool,
+        ticks: u64,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -714,14 +673,19 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     let one = |prep: Prepare, access: Access| -> Option<f64> {
         const ROUNDS: u64 = 20_000;
         let x = Line(AtomicU64::new(0));
-        let y = Line(AtomicU64::new(0));
+        let ys: [Line; CHAIN_LOADS] = std::array::from_fn(|_| Line(AtomicU64::new(0)));
+        let loads = match access {
+            Access::Chain { loads, .. } => loads.min(CHAIN_LOADS),
+            _ => 0,
+        };
+        // `v & zero` is 0, which the core cannot know before `v` arrives.
+        let zero = black_box(0u64);
         let go = Line(AtomicU64::new(0));
         let done = Line(AtomicU64::new(0));
         let failed = AtomicU64::new(0);
         let deadline = Instant::now() + Duration::from_secs(2);
         let ticks = std::thread::scope(|s| {
-            let (x, y, go, done, failed) = (&x, &y, &go, &done, &failed);
-            let two = matches!(access, Access::RmwLoadSpin(_));
+            let (x, ys, go, done, failed) = (&x, &ys[..loads], &go, &done, &failed);
             let wait = move |l: &Line, r: u64| -> bool {
                 let mut spins = 0u32;
                 while l.0.load(Ordering::Acquire) != r {
@@ -749,7 +713,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                     match prep {
                         Prepare::Modify => {
                             x.0.store(r, Ordering::Relaxed);
-                            if two {
+                            for y in ys {
                                 y.0.store(r, Ordering::Relaxed);
                             }
                         }
@@ -768,7 +732,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                     // Our own copy first: shared after `b` reads, owned if it does
                     // nothing, invalidated when it writes.
                     x.0.fetch_add(0, Ordering::AcqRel);
-                    if two {
+                    for y in ys {
                         y.0.fetch_add(0, Ordering::AcqRel);
                     }
                     go.0.store(r, Ordering::Release);
@@ -788,17 +752,21 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                         Access::Rmw => {
                             black_box(x.0.fetch_add(1, Ordering::AcqRel));
                         }
-                        Access::RmwLoadSpin(ticks) => {
-                            black_box(x.0.fetch_add(1, Ordering::AcqRel));
-                            black_box(y.0.load(Ordering::Acquire));
-                            // The work loop's own form: a deadline on the clock,
-                            // no memory access, nothing waiting for the accesses.
-                            #[cfg(target_arch = "x86_64")]
-                            if ticks > 0 {
-                                // SAFETY: rdtsc has no preconditions on x86_64.
-                                let end = unsafe { core::arch::x86_64::_rdtsc() } + ticks;
-                                while unsafe { core::arch::x86_64::_rdtsc() } < end {}
+                        Access::Chain {
+                            dependent, ticks, ..
+                        } => {
+                            let mut v = x.0.fetch_add(1, Ordering::AcqRel);
+                            for (i, y) in ys.iter().enumerate() {
+                                let w = if dependent {
+                                    &ys[i + (v & zero) as usize]
+                                } else {
+                                    y
+                                };
+                                v = v.wrapping_add(w.0.load(Ordering::Acquire));
                             }
+                            black_box(v);
+                            #[cfg(target_arch = "x86_64")]
+                            spin_ticks(ticks);
                             #[cfg(not(target_arch = "x86_64"))]
                             black_box(ticks);
                         }
@@ -831,23 +799,33 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         // access itself.
         let hit = one(Prepare::Nothing, Access::Load)?;
         let load_modified = one(Prepare::Modify, Access::Load)? - hit;
-        // The acquisition's stall, then the same followed by a spin four times as
-        // long as it (at least 100 ns), which it could run under entirely.
-        let stall = |ticks: u64| -> Option<f64> {
-            let access = Access::RmwLoadSpin(ticks);
-            Some(one(Prepare::Modify, access)? - one(Prepare::Nothing, access)?)
+        // A stall, then the same followed by a spin four times as long as it (at
+        // least 200 ns), which could run under all of it: (stall, the part hidden).
+        let stall_hidden = |loads: usize, dependent: bool| -> Option<(f64, f64)> {
+            let stall = |ticks: u64| -> Option<f64> {
+                let access = Access::Chain {
+                    loads,
+                    dependent,
+                    ticks,
+                };
+                Some(one(Prepare::Modify, access)? - one(Prepare::Nothing, access)?)
+            };
+            let stall0 = stall(0)?;
+            let spin = ((4.0 * stall0).max(200.0) / ns_per_tick).round() as u64;
+            let left = stall(spin)?;
+            Some((stall0, (stall0 - left).clamp(0.0, stall0.max(0.0))))
         };
-        let acquire_stall = stall(0)?;
-        let spin_ns = (4.0 * acquire_stall).max(100.0);
-        let spin = (spin_ns / ns_per_tick).round() as u64;
-        let under_spin = stall(spin)?;
+        let (acquire_stall, acquire_hidden) = stall_hidden(1, false)?;
+        let (chain_stall, run_ahead) = stall_hidden(CHAIN_LOADS, true)?;
         rounds.push(LineStateCosts {
             load_modified,
             rmw_modified: one(Prepare::Modify, Access::Rmw)? - hit,
             rmw_shared: one(Prepare::Read, Access::Rmw)? - hit,
             rmw_owned: owned - hit,
             acquire_stall,
-            run_ahead: (acquire_stall - under_spin).clamp(0.0, acquire_stall.max(0.0)),
+            acquire_hidden,
+            chain_stall,
+            run_ahead,
         });
     }
     let median = |f: fn(&LineStateCosts) -> f64| median_of_rounds(rounds.iter().map(f).collect());
@@ -857,6 +835,8 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         rmw_shared: median(|r| r.rmw_shared),
         rmw_owned: median(|r| r.rmw_owned),
         acquire_stall: median(|r| r.acquire_stall),
+        acquire_hidden: median(|r| r.acquire_hidden),
+        chain_stall: median(|r| r.chain_stall),
         run_ahead: median(|r| r.run_ahead),
     })
 }
@@ -1102,7 +1082,9 @@ mod tests {
                     rmw_shared: 46.0 + x,
                     rmw_owned: 4.0 + x,
                     acquire_stall: 20.0 + x,
-                    run_ahead: 18.0 + x,
+                    acquire_hidden: 18.0 + x,
+                    chain_stall: 150.0 + x,
+                    run_ahead: 90.0 + x,
                 }),
                 passes: (1, 1),
                 load_range: None,
@@ -1115,8 +1097,6 @@ mod tests {
                 atomic: 6.0 + x,
                 fence: 5.0 + x,
                 pause: 40.0 + x,
-                memory_stall: Some(300.0 + x),
-                run_ahead: Some(150.0 + x),
             }),
             futex: Some(FutexCosts {
                 wait: 300.0 + x,
@@ -1149,9 +1129,7 @@ mod tests {
             Some(OneCpu {
                 atomic: 7.0,
                 fence: 6.0,
-                pause: 41.0,
-                memory_stall: Some(301.0),
-                run_ahead: Some(151.0),
+                pause: 41.0
             })
         );
         assert_eq!(c.futex.unwrap().latency, 30001.0);

@@ -467,7 +467,7 @@ pub fn topology_as_lab_with(
             s.push_str(&format!(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
-                 # run_ahead = the part of a miss to memory a spin after it runs under\n",
+                 # run_ahead = the part of a chain of misses a spin after it runs under\n",
                 m.transfer_from
             ));
             m.transfer

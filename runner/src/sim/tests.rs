@@ -1129,6 +1129,8 @@ enum Then {
     TwoWorks,
     PauseWork,
     SwapWork,
+    SyscallWork,
+    FenceWork,
     PrefetchLoad,
 }
 
@@ -1164,6 +1166,14 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
                         e0.swap(a, 2, Relaxed).await;
                         e0.work(300).await;
                     }
+                    Then::SyscallWork => {
+                        e0.syscall(10).await;
+                        e0.work(300).await;
+                    }
+                    Then::FenceWork => {
+                        e0.fence().await;
+                        e0.work(300).await;
+                    }
                     Then::PrefetchLoad => {
                         e0.prefetch(b).await;
                         assert_eq!(e0.load(b, Relaxed).await, 7);
@@ -1189,7 +1199,8 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
 /// ns hides 100 of it, the 300 ns the other 95); a `pause` between the swap and the
 /// work (a spin's exit: nothing ran ahead of it) hides nothing, nor does a second
 /// swap, on the line now owned (5 ns, no miss): a locked RMW starts the credit afresh
-/// and its own atomic is no stall.
+/// and its own atomic is no stall; nor does a 10 ns system call or a fence (10 ns on
+/// an empty store buffer) in between.
 #[test]
 fn work_runs_under_an_earlier_stall_as_far_as_the_core_runs_ahead() {
     assert_eq!(after_a_remote_stall(0, Then::Work), 1_495);
@@ -1200,6 +1211,8 @@ fn work_runs_under_an_earlier_stall_as_far_as_the_core_runs_ahead() {
     assert_eq!(after_a_remote_stall(1_000, Then::PauseWork), 1_495);
     assert_eq!(after_a_remote_stall(0, Then::SwapWork), 1_500);
     assert_eq!(after_a_remote_stall(1_000, Then::SwapWork), 1_500);
+    assert_eq!(after_a_remote_stall(1_000, Then::SyscallWork), 1_505);
+    assert_eq!(after_a_remote_stall(1_000, Then::FenceWork), 1_505);
 }
 
 /// Under a stall an independent miss goes out early too: after the 195 ns stall

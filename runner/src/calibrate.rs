@@ -156,14 +156,13 @@ pub struct OneCpu {
 }
 
 /// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
-/// no memory access.
-#[cfg(target_arch = "x86_64")]
+/// no memory access. Nothing where there is no TSC.
 #[inline(always)]
 fn spin_ticks(ticks: u64) {
-    if ticks > 0 {
-        // SAFETY: rdtsc has no preconditions on x86_64.
-        let end = unsafe { core::arch::x86_64::_rdtsc() } + ticks;
-        while unsafe { core::arch::x86_64::_rdtsc() } < end {}
+    use crate::native::env::tsc;
+    if ticks > 0 && cfg!(target_arch = "x86_64") {
+        let end = tsc::read() + ticks;
+        while tsc::read() < end {}
     }
 }
 
@@ -765,10 +764,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
                                 v = v.wrapping_add(w.0.load(Ordering::Acquire));
                             }
                             black_box(v);
-                            #[cfg(target_arch = "x86_64")]
                             spin_ticks(ticks);
-                            #[cfg(not(target_arch = "x86_64"))]
-                            black_box(ticks);
                         }
                     }
                     #[cfg(target_arch = "x86_64")]

@@ -75,6 +75,12 @@ pub enum Command {
         /// and be "within tolerance", as a percentage (`10%`) or a fraction (`0.1`).
         #[arg(long, value_name = "TOLERANCE", value_parser = parse_tolerance, default_value = "15%", requires = "sim_vs_native")]
         tolerance: f64,
+        /// With --sim-vs-native: pool every native repetition. By default one whose
+        /// transfer between threads 0 and 1 (measured before and after its window)
+        /// is not the simulated machine's is left out: the host moved the CPUs, and
+        /// it measured another machine (docs/validation.md).
+        #[arg(long, requires = "sim_vs_native")]
+        any_placement: bool,
         /// Also write a small report (Markdown + HTML) here.
         #[arg(long)]
         out: Option<PathBuf>,

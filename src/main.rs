@@ -9,6 +9,7 @@ mod util;
 
 use clap::{CommandFactory, FromArgMatches};
 use cli::{Cli, Command};
+use locklab_analysis::compare::CompareOptions;
 
 fn main() {
     // `locklab plan FILE | head`: a closed pipe ends the process quietly, as it does
@@ -68,14 +69,18 @@ fn main() {
             allow_cross_host,
             sim_vs_native,
             tolerance,
+            any_placement,
             out,
             format,
         } => cmd::compare::run(
             &a,
             &b,
-            allow_cross_host,
-            sim_vs_native,
-            tolerance,
+            CompareOptions {
+                allow_cross_host,
+                sim_vs_native,
+                tolerance,
+                any_placement,
+            },
             out.as_deref(),
             format,
         ),

@@ -19,6 +19,9 @@ use crate::store::{load_results, Results};
 use crate::util::{create_dir, write_atomic};
 use locklab_model::metrics::{self, Better};
 use locklab_model::plan::Plan;
+use locklab_model::records::{
+    same_placement, PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+};
 use polars::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -33,6 +36,10 @@ pub struct CompareOptions {
     /// With `sim_vs_native`: the largest |sim / native − 1| a point may show and be
     /// "within tolerance" (0.15 = ±15 %). 0 means the default, [`SIM_TOLERANCE`].
     pub tolerance: f64,
+    /// With `sim_vs_native`: pool every native repetition, also those whose measured
+    /// transfer between threads 0 and 1 says they ran on another placement of the
+    /// CPUs than the simulated machine's ([`keep_the_simulated_placement`]).
+    pub any_placement: bool,
 }
 
 /// The headline metrics: points metrics whose better direction (the registry's
@@ -215,13 +222,25 @@ fn samples(r: &Results) -> Result<Samples> {
         col("window_ns"),
         col("acquisitions"),
     ];
-    let metrics: Vec<&str> = HEADLINE
+    let mut metrics: Vec<&str> = HEADLINE
         .iter()
         .chain(VALIDATION)
         .copied()
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
+    // Which machine a repetition measured, where the records say (two threads or
+    // more, written since 2 December 2026).
+    let schema = r
+        .points
+        .clone()
+        .collect_schema()
+        .map_err(Error::polars(format!("read {}", r.dir.display())))?;
+    metrics.extend(
+        [PAIR_TRANSFER, PAIR_TRANSFER_BEFORE, PAIR_TRANSFER_AFTER]
+            .into_iter()
+            .filter(|c| schema.contains(c)),
+    );
     sel.extend(metrics.iter().map(|m| col(*m)));
     let df = r
         .points
@@ -257,6 +276,80 @@ fn samples(r: &Results) -> Result<Samples> {
         }
     }
     Ok(out)
+}
+
+/// Leave out of `native` the repetitions that ran on another placement of their CPUs
+/// than the simulated machine's: those whose transfer between threads 0 and 1,
+/// measured before or after the window, is not the one `sim` modelled for the point
+/// (`records::same_placement`). A virtual machine's host moves its vCPUs (on the Zen
+/// 4 guest between one core's hyperthreads, two cores of a CCX and two CCDs, seconds
+/// apart), and such a repetition measured another machine: pooled, it makes a point
+/// bimodal. Repetitions without the measurement stay. What was left out, as a
+/// warning.
+fn keep_the_simulated_placement(sim: &Samples, native: &mut Samples) -> Option<String> {
+    let (mut left_out, mut of, mut emptied) = (0usize, 0usize, 0usize);
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut modelled = std::collections::BTreeSet::new();
+    for ((id, mode), m) in native.iter_mut() {
+        let e = sim
+            .get(&(id.clone(), "sim".to_string()))
+            .and_then(|s| s.get(PAIR_TRANSFER))
+            .map(|v| stats::median_ci(v).value)
+            .filter(|e| e.is_finite());
+        let (Some(e), Some(before), Some(after)) =
+            (e, m.get(PAIR_TRANSFER_BEFORE), m.get(PAIR_TRANSFER_AFTER))
+        else {
+            continue;
+        };
+        if mode != "native" {
+            continue;
+        }
+        let keep: Vec<bool> = before
+            .iter()
+            .zip(after)
+            .map(|(&b, &a)| {
+                if !(b.is_finite() && a.is_finite()) {
+                    return true;
+                }
+                of += 1;
+                let same = same_placement(e, b) && same_placement(e, a);
+                if !same {
+                    left_out += 1;
+                    modelled.insert(e.round() as i64);
+                    for x in [b, a].into_iter().filter(|&x| !same_placement(e, x)) {
+                        lo = lo.min(x);
+                        hi = hi.max(x);
+                    }
+                }
+                same
+            })
+            .collect();
+        if keep.iter().all(|&k| k) {
+            continue;
+        }
+        for v in m.values_mut() {
+            let mut k = keep.iter();
+            v.retain(|_| *k.next().unwrap_or(&true));
+        }
+        if !keep.contains(&true) {
+            emptied += 1;
+        }
+    }
+    (left_out > 0).then(|| {
+        let modelled: Vec<String> = modelled.iter().map(|e| format!("{e} ns")).collect();
+        format!(
+            "{left_out} of {of} native repetitions ran where a transfer between threads 0 and 1 \
+             took {lo:.0}–{hi:.0} ns, not the {} the simulated machine has (the host moved \
+             the CPUs): left out as measurements of another machine{} (--any-placement \
+             pools them)",
+            modelled.join(" / "),
+            if emptied > 0 {
+                format!("; {emptied} point(s) have none left")
+            } else {
+                String::new()
+            }
+        )
+    })
 }
 
 fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<String>> {
@@ -413,6 +506,9 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             }
         }
         nb.extend(flagged(rb)?);
+    }
+    if opts.sim_vs_native && !opts.any_placement {
+        warnings.extend(keep_the_simulated_placement(&sa, &mut sb));
     }
     let (a_label, b_label) = match (opts.sim_vs_native, bs.len()) {
         (true, 1) => ("A (sim)".to_string(), "B (native)".to_string()),

@@ -302,6 +302,7 @@ fn warnings(r: &Results, claims: &[ClaimResult], extra: &[String]) -> Result<Vec
     for (id, mode, rep, noise) in pipeline::noise_flags(r)? {
         w.push(format!("noise gate: {id} [{mode}] rep {rep}: {noise}"));
     }
+    w.extend(pipeline::placement_note(r)?);
     for (id, mode, metrics) in pipeline::lower_bound_maxima(r)? {
         w.push(format!(
             "lower bound: {id} [{mode}]: {} came from a wait still running at the end of the window (counted up to the end): the true value is at least this",

@@ -177,3 +177,45 @@ pub struct HandoffRecord {
     pub wait_p99_ns: f64,
     pub wait_max_ns: f64,
 }
+
+/// Extra columns of a point with two threads or more: the transfer between its first
+/// two threads' CPUs, ns (a load by thread 0's CPU of a line thread 1's CPU modified).
+/// Simulated: the topology's value for their distance (`PAIR_TRANSFER`). Natively:
+/// measured just before and just after the window (`PAIR_TRANSFER_BEFORE`, `_AFTER`),
+/// and their mean (`PAIR_TRANSFER`). On a virtual machine whose host moves its vCPUs
+/// this says which machine a repetition measured.
+pub const PAIR_TRANSFER: &str = "pair_transfer_ns";
+pub const PAIR_TRANSFER_BEFORE: &str = "pair_transfer_before_ns";
+pub const PAIR_TRANSFER_AFTER: &str = "pair_transfer_after_ns";
+
+/// Whether two values of the transfer between one pair of CPUs (two measurements, or
+/// a measurement and a topology's value) describe the same placement: apart by no
+/// more than 30 % of the larger or 8 ns. One measurement varies by a few ns; the
+/// placements a virtual machine's host moves its vCPUs between differ several-fold
+/// (0, 22 and 122 ns on the Zen 4 guest: one core's two hyperthreads, two cores of
+/// one CCX, two CCDs).
+pub fn same_placement(a: f64, b: f64) -> bool {
+    const SHARE: f64 = 0.3;
+    const SLACK_NS: f64 = 8.0;
+    (a - b).abs() <= (SHARE * a.abs().max(b.abs())).max(SLACK_NS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_placement;
+
+    #[test]
+    fn placements_are_told_apart_by_their_transfer() {
+        // Measured on the Zen 4 guest: the same CCX twice, then a move.
+        assert!(same_placement(21.8, 23.4));
+        assert!(same_placement(23.0, 20.8));
+        assert!(!same_placement(23.0, 122.3));
+        assert!(!same_placement(23.0, 0.0));
+        // Small values: the slack, not the share.
+        assert!(same_placement(0.0, 6.0));
+        assert!(!same_placement(0.0, 9.0));
+        // The Ice Lake guest's 51–56 ns, and its shared-core rounds.
+        assert!(same_placement(51.0, 56.0));
+        assert!(!same_placement(52.0, 1.0));
+    }
+}

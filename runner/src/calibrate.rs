@@ -665,127 +665,139 @@ enum Prepare {
     Nothing,
 }
 
+/// One single access by CPU `a` after CPU `b` prepared its line(s), timed with the
+/// TSC (fenced) `rounds` times: their central mean ([`central_mean`]), ns. `None` if
+/// pinning fails or a side does not get its CPU within two seconds.
+fn time_access(
+    a: u32,
+    b: u32,
+    prep: Prepare,
+    access: Access,
+    rounds: u64,
+    clock: (f64, u64),
+) -> Option<f64> {
+    let (ns_per_tick, step) = clock;
+    let x = Line(AtomicU64::new(0));
+    let ys: [Line; CHAIN_LOADS] = std::array::from_fn(|_| Line(AtomicU64::new(0)));
+    let loads = match access {
+        Access::Chain { loads, .. } => loads.min(CHAIN_LOADS),
+        _ => 0,
+    };
+    // `v & zero` is 0, which the core cannot know before `v` arrives.
+    let zero = black_box(0u64);
+    let go = Line(AtomicU64::new(0));
+    let done = Line(AtomicU64::new(0));
+    let failed = AtomicU64::new(0);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let ticks = std::thread::scope(|s| {
+        let (x, ys, go, done, failed) = (&x, &ys[..loads], &go, &done, &failed);
+        let wait = move |l: &Line, r: u64| -> bool {
+            let mut spins = 0u32;
+            while l.0.load(Ordering::Acquire) != r {
+                if failed.load(Ordering::Relaxed) != 0 {
+                    return false;
+                }
+                spins = spins.wrapping_add(1);
+                if spins % 4096 == 0 && Instant::now() > deadline {
+                    failed.store(1, Ordering::SeqCst);
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+            true
+        };
+        s.spawn(move || {
+            if pin::pin_current(b).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return;
+            }
+            for r in 1..=rounds {
+                if !wait(go, r) {
+                    return;
+                }
+                match prep {
+                    Prepare::Modify => {
+                        x.0.store(r, Ordering::Relaxed);
+                        for y in ys {
+                            y.0.store(r, Ordering::Relaxed);
+                        }
+                    }
+                    Prepare::Read => {
+                        black_box(x.0.load(Ordering::Relaxed));
+                    }
+                    Prepare::Nothing => {}
+                }
+                done.0.store(r, Ordering::Release);
+            }
+        });
+        let h = s.spawn(move || -> Option<Vec<u64>> {
+            pin::pin_current(a).ok()?;
+            let mut out = Vec::with_capacity(rounds as usize);
+            for r in 1..=rounds {
+                // Our own copy first: shared after `b` reads, owned if it does
+                // nothing, invalidated when it writes.
+                x.0.fetch_add(0, Ordering::AcqRel);
+                for y in ys {
+                    y.0.fetch_add(0, Ordering::AcqRel);
+                }
+                go.0.store(r, Ordering::Release);
+                if !wait(done, r) {
+                    return None;
+                }
+                // SAFETY: lfence and rdtsc have no preconditions on x86_64.
+                #[cfg(target_arch = "x86_64")]
+                let t0 = unsafe {
+                    core::arch::x86_64::_mm_lfence();
+                    core::arch::x86_64::_rdtsc()
+                };
+                match access {
+                    Access::Load => {
+                        black_box(x.0.load(Ordering::Acquire));
+                    }
+                    Access::Rmw => {
+                        black_box(x.0.fetch_add(1, Ordering::AcqRel));
+                    }
+                    Access::Chain {
+                        dependent, ticks, ..
+                    } => {
+                        let mut v = x.0.fetch_add(1, Ordering::AcqRel);
+                        for (i, y) in ys.iter().enumerate() {
+                            let w = if dependent {
+                                &ys[i + (v & zero) as usize]
+                            } else {
+                                y
+                            };
+                            v = v.wrapping_add(w.0.load(Ordering::Acquire));
+                        }
+                        black_box(v);
+                        spin_ticks(ticks);
+                    }
+                }
+                #[cfg(target_arch = "x86_64")]
+                let t1 = unsafe {
+                    core::arch::x86_64::_mm_lfence();
+                    core::arch::x86_64::_rdtsc()
+                };
+                #[cfg(not(target_arch = "x86_64"))]
+                let (t0, t1) = (0u64, 0u64);
+                out.push(t1.wrapping_sub(t0));
+            }
+            Some(out)
+        });
+        h.join().ok().flatten()
+    });
+    let mut t = ticks?;
+    if failed.load(Ordering::SeqCst) != 0 {
+        return None;
+    }
+    Some(central_mean(&mut t, step) * ns_per_tick)
+}
+
 pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     use crate::native::env::tsc;
     let ns_per_tick = tsc::ns_per_tick()?;
-    let step = tsc::step_ticks();
-    let one = |prep: Prepare, access: Access| -> Option<f64> {
-        const ROUNDS: u64 = 20_000;
-        let x = Line(AtomicU64::new(0));
-        let ys: [Line; CHAIN_LOADS] = std::array::from_fn(|_| Line(AtomicU64::new(0)));
-        let loads = match access {
-            Access::Chain { loads, .. } => loads.min(CHAIN_LOADS),
-            _ => 0,
-        };
-        // `v & zero` is 0, which the core cannot know before `v` arrives.
-        let zero = black_box(0u64);
-        let go = Line(AtomicU64::new(0));
-        let done = Line(AtomicU64::new(0));
-        let failed = AtomicU64::new(0);
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let ticks = std::thread::scope(|s| {
-            let (x, ys, go, done, failed) = (&x, &ys[..loads], &go, &done, &failed);
-            let wait = move |l: &Line, r: u64| -> bool {
-                let mut spins = 0u32;
-                while l.0.load(Ordering::Acquire) != r {
-                    if failed.load(Ordering::Relaxed) != 0 {
-                        return false;
-                    }
-                    spins = spins.wrapping_add(1);
-                    if spins % 4096 == 0 && Instant::now() > deadline {
-                        failed.store(1, Ordering::SeqCst);
-                        return false;
-                    }
-                    std::hint::spin_loop();
-                }
-                true
-            };
-            s.spawn(move || {
-                if pin::pin_current(b).is_err() {
-                    failed.store(1, Ordering::SeqCst);
-                    return;
-                }
-                for r in 1..=ROUNDS {
-                    if !wait(go, r) {
-                        return;
-                    }
-                    match prep {
-                        Prepare::Modify => {
-                            x.0.store(r, Ordering::Relaxed);
-                            for y in ys {
-                                y.0.store(r, Ordering::Relaxed);
-                            }
-                        }
-                        Prepare::Read => {
-                            black_box(x.0.load(Ordering::Relaxed));
-                        }
-                        Prepare::Nothing => {}
-                    }
-                    done.0.store(r, Ordering::Release);
-                }
-            });
-            let h = s.spawn(move || -> Option<Vec<u64>> {
-                pin::pin_current(a).ok()?;
-                let mut out = Vec::with_capacity(ROUNDS as usize);
-                for r in 1..=ROUNDS {
-                    // Our own copy first: shared after `b` reads, owned if it does
-                    // nothing, invalidated when it writes.
-                    x.0.fetch_add(0, Ordering::AcqRel);
-                    for y in ys {
-                        y.0.fetch_add(0, Ordering::AcqRel);
-                    }
-                    go.0.store(r, Ordering::Release);
-                    if !wait(done, r) {
-                        return None;
-                    }
-                    // SAFETY: lfence and rdtsc have no preconditions on x86_64.
-                    #[cfg(target_arch = "x86_64")]
-                    let t0 = unsafe {
-                        core::arch::x86_64::_mm_lfence();
-                        core::arch::x86_64::_rdtsc()
-                    };
-                    match access {
-                        Access::Load => {
-                            black_box(x.0.load(Ordering::Acquire));
-                        }
-                        Access::Rmw => {
-                            black_box(x.0.fetch_add(1, Ordering::AcqRel));
-                        }
-                        Access::Chain {
-                            dependent, ticks, ..
-                        } => {
-                            let mut v = x.0.fetch_add(1, Ordering::AcqRel);
-                            for (i, y) in ys.iter().enumerate() {
-                                let w = if dependent {
-                                    &ys[i + (v & zero) as usize]
-                                } else {
-                                    y
-                                };
-                                v = v.wrapping_add(w.0.load(Ordering::Acquire));
-                            }
-                            black_box(v);
-                            spin_ticks(ticks);
-                        }
-                    }
-                    #[cfg(target_arch = "x86_64")]
-                    let t1 = unsafe {
-                        core::arch::x86_64::_mm_lfence();
-                        core::arch::x86_64::_rdtsc()
-                    };
-                    #[cfg(not(target_arch = "x86_64"))]
-                    let (t0, t1) = (0u64, 0u64);
-                    out.push(t1.wrapping_sub(t0));
-                }
-                Some(out)
-            });
-            h.join().ok().flatten()
-        });
-        let mut t = ticks?;
-        if failed.load(Ordering::SeqCst) != 0 {
-            return None;
-        }
-        Some(central_mean(&mut t, step) * ns_per_tick)
-    };
+    let clock = (ns_per_tick, tsc::step_ticks());
+    let one = |prep: Prepare, access: Access| time_access(a, b, prep, access, 20_000, clock);
     // Five rounds, each scenario's median; the median of the five of each
     // (`median_of_rounds`).
     let mut rounds = Vec::with_capacity(5);
@@ -835,6 +847,23 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         chain_stall: median(|r| r.chain_stall),
         run_ahead: median(|r| r.run_ahead),
     })
+}
+
+/// What a load by CPU `a` of a line CPU `b` modified costs, ns (less a load that
+/// hits): the measurement `transfer` is fitted to, from one round of 4,000 accesses
+/// (a few milliseconds). A native run takes it between its first two threads' CPUs
+/// before and after each repetition's window: a virtual machine's host moves its
+/// vCPUs (on the Zen 4 guest, between one core's two hyperthreads, two cores of one
+/// CCX and two CCDs: 0, 22 and 122 ns, seconds apart), and a repetition is a
+/// measurement of the machine it ran on. `None` without a trusted TSC or if pinning
+/// fails.
+pub fn pair_transfer(a: u32, b: u32) -> Option<f64> {
+    use crate::native::env::tsc;
+    const ROUNDS: u64 = 4_000;
+    let clock = (tsc::ns_per_tick()?, tsc::step_ticks());
+    let hit = time_access(a, b, Prepare::Nothing, Access::Load, ROUNDS, clock)?;
+    let modified = time_access(a, b, Prepare::Modify, Access::Load, ROUNDS, clock)?;
+    Some((modified - hit).max(0.0))
 }
 
 /// What the kernel's futex costs between CPUs `a` and `b`, ns: the `futex` costs of

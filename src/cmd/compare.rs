@@ -14,13 +14,11 @@ use std::path::{Path, PathBuf};
 pub fn run(
     a: &Path,
     b: &[PathBuf],
-    allow_cross_host: bool,
-    sim_vs_native: bool,
-    tolerance: f64,
+    opts: CompareOptions,
     out: Option<&Path>,
     format: Format,
 ) -> Result<i32> {
-    let b: Vec<PathBuf> = match (b.len(), sim_vs_native) {
+    let b: Vec<PathBuf> = match (b.len(), opts.sim_vs_native) {
         (1, false) => b.to_vec(),
         (0, true) => vec![a.to_path_buf()],
         (_, true) => b.to_vec(),
@@ -46,11 +44,6 @@ pub fn run(
         // A manifest that does not read is bad input, before anything is loaded.
         store::read_manifest(d).code(exit::INVALID_INPUT)?;
     }
-    let opts = CompareOptions {
-        allow_cross_host,
-        sim_vs_native,
-        tolerance,
-    };
     let cmp = compare_pooled(a, &b, &opts).map_err(|e| {
         // Points of different plans do not measure the same thing: bad input.
         // Refusing to mix hosts is the environment saying no, not a broken run.

@@ -339,6 +339,9 @@ pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Re
     if let Some(line) = summary::noise_line(&results, &flags) {
         eprintln!("{line}");
     }
+    if let Ok(Some(line)) = locklab_analysis::pipeline::placement_note(&results) {
+        eprintln!("warning: {line}");
+    }
     let code = exit_code(&results, &claims, accept)?;
     match format {
         Format::Json => println!(

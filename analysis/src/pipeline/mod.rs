@@ -441,6 +441,86 @@ pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String
         .collect())
 }
 
+/// The placements of the CPUs a native run's repetitions measured, by the transfer
+/// between their first two threads' CPUs (`records::PAIR_TRANSFER_BEFORE` and
+/// `_AFTER`): one entry per group of repetitions whose values all agree
+/// (`records::same_placement`), as (the group's median transfer, ns; its
+/// repetitions), the largest group first; then the repetitions whose CPUs moved
+/// during their window. Empty where no record has the measurement (one thread,
+/// simulation, unpinned threads, runs written before it existed).
+pub fn placements(results: &Results) -> Result<(Vec<(f64, usize)>, usize)> {
+    use locklab_model::records::{same_placement, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    let schema = schema_of(&results.points, "points")?;
+    if !(schema.contains(PAIR_TRANSFER_BEFORE) && schema.contains(PAIR_TRANSFER_AFTER)) {
+        return Ok((Vec::new(), 0));
+    }
+    let df = results
+        .points
+        .clone()
+        .filter(col("mode").eq(lit("native")))
+        .select([col(PAIR_TRANSFER_BEFORE), col(PAIR_TRANSFER_AFTER)])
+        .collect()
+        .map_err(Error::polars("read the measured transfers"))?;
+    let (before, after) = (
+        f64_values(&df, PAIR_TRANSFER_BEFORE)?,
+        f64_values(&df, PAIR_TRANSFER_AFTER)?,
+    );
+    let mut moved = 0;
+    let mut stayed: Vec<f64> = Vec::new();
+    for (b, a) in before.into_iter().zip(after) {
+        if !(b.is_finite() && a.is_finite()) {
+            continue;
+        }
+        if same_placement(b, a) {
+            stayed.push((b + a) / 2.0);
+        } else {
+            moved += 1;
+        }
+    }
+    // Sorted, a value joins the group whose first value it agrees with.
+    stayed.sort_by(f64::total_cmp);
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    for x in stayed {
+        match groups.last_mut() {
+            Some(g) if same_placement(g[0], x) => g.push(x),
+            _ => groups.push(vec![x]),
+        }
+    }
+    let mut out: Vec<(f64, usize)> = groups.iter().map(|g| (g[g.len() / 2], g.len())).collect();
+    out.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.total_cmp(&y.0)));
+    Ok((out, moved))
+}
+
+/// `the host moved the CPUs: threads 0 and 1 were a transfer of 21 ns apart in 222
+/// repetitions, 118 ns in 126, 37 moved during their window (flagged). ...`, when a
+/// native run's repetitions measured more than one placement of their CPUs
+/// ([`placements`]); `None` otherwise.
+pub fn placement_note(results: &Results) -> Result<Option<String>> {
+    let (groups, moved) = placements(results)?;
+    if groups.len() < 2 && moved == 0 {
+        return Ok(None);
+    }
+    let listed: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, (ns, n))| {
+            let reps = if *n == 1 { "repetition" } else { "repetitions" };
+            if i == 0 {
+                format!("threads 0 and 1 were a transfer of {ns:.0} ns apart in {n} {reps}")
+            } else {
+                format!("{ns:.0} ns in {n}")
+            }
+        })
+        .chain((moved > 0).then(|| format!("{moved} moved during their window (flagged)")))
+        .collect();
+    Ok(Some(format!(
+        "the host moved the CPUs: {}. Each placement is another machine: a point's \
+         repetitions may mix them (columns pair_transfer_before_ns, \
+         pair_transfer_after_ns; docs/native.md)",
+        listed.join(", ")
+    )))
+}
+
 /// One row per thread and wait class of each point × mode.
 pub fn thread_summary(results: &Results) -> Result<DataFrame> {
     thread_summary_of(results, results.threads.clone())

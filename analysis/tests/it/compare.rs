@@ -382,3 +382,86 @@ fn noise_flagged_points_are_marked() {
         .iter()
         .any(|w| w.contains("1 point(s) had a repetition flagged")));
 }
+
+#[test]
+fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
+    use locklab_model::records::{PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    let plan = plan();
+    // The simulated machine: 23 ns between threads 0 and 1.
+    let sim = dir_of(&plan, 1.0, "labhost", Mode::Sim, |r| {
+        r.point.extra.insert(PAIR_TRANSFER.into(), 23.0);
+    });
+    // The host moved the vCPUs to two CCDs (122 ns) for three repetitions of five,
+    // and for every repetition of point 0; there a hand-off costs twice the
+    // simulation, on the simulated machine 1/1.1 of it.
+    let native = dir_of(&plan, 1.0, "labhost", Mode::Native, |r| {
+        let moved = r.point.rep < 3 || r.point.point == 0;
+        let sim_cpu =
+            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
+        r.point.cpu_ns_per_acq = if moved { sim_cpu * 2.0 } else { sim_cpu / 1.1 };
+        let (before, after) = if moved { (121.0, 123.0) } else { (22.0, 23.5) };
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), before);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), after);
+        r.point
+            .extra
+            .insert(PAIR_TRANSFER.into(), (before + after) / 2.0);
+        for t in &mut r.threads {
+            t.mode = Mode::Native;
+        }
+        for h in &mut r.handoffs {
+            h.mode = Mode::Native;
+        }
+    });
+    let cpu_rows = |c: &locklab_analysis::compare::Comparison| {
+        c.rows
+            .iter()
+            .filter(|r| r.metric == "cpu_ns_per_acq")
+            .map(|r| (r.point_id.clone(), r.residual, r.b.n, r.verdict))
+            .collect::<Vec<_>>()
+    };
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let c = compare(sim.path(), native.path(), &opts).unwrap();
+    let rows = cpu_rows(&c);
+    let n = plan.points.len();
+    assert_eq!(rows.len(), n);
+    // Point 0 ran on the other placement only: not measured on this machine; the
+    // others keep their two repetitions on the simulated machine.
+    let (gone, kept): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.2 == 0);
+    assert_eq!(gone.len(), 1, "{rows:?}");
+    assert_eq!(gone[0].0, plan.points[0].id);
+    assert_eq!((gone[0].1, gone[0].3), (None, CompareVerdict::NotMeasured));
+    for (id, residual, kept, _) in kept {
+        assert_eq!(*kept, 2, "{id}");
+        assert!((residual.unwrap() - 0.1).abs() < 0.05, "{id}: {residual:?}");
+    }
+    let left = 5 + 3 * (n - 1);
+    let warning = format!(
+        "{left} of {} native repetitions ran where a transfer between threads 0 and 1 took 121–123 ns, not the 23 ns the simulated machine has",
+        5 * n
+    );
+    assert!(
+        c.warnings.iter().any(|w| w.contains(&warning)),
+        "{:?}",
+        c.warnings
+    );
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("1 point(s) have none left")),
+        "{:?}",
+        c.warnings
+    );
+    // Pooled whatever the placement, the moved repetitions make the median.
+    let any = CompareOptions {
+        any_placement: true,
+        ..opts
+    };
+    let all = cpu_rows(&compare(sim.path(), native.path(), &any).unwrap());
+    for (id, residual, kept, _) in &all {
+        assert_eq!(*kept, 5, "{id}");
+        assert!((residual.unwrap() + 0.5).abs() < 0.05, "{id}: {residual:?}");
+    }
+}

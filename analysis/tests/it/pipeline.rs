@@ -154,3 +154,61 @@ fn more_than_eight_repetitions_use_trimmed_order_statistics() {
         "identity attached"
     );
 }
+
+#[test]
+fn a_native_run_says_which_placements_of_its_cpus_it_measured() {
+    use locklab_analysis::ResultsWriter;
+    use locklab_model::plan::Mode;
+    use locklab_model::records::{PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    // (before, after) of each repetition, ns: one CCX, two CCDs, one that moved.
+    let pairs = |point: u32, rep: u32| match (point + rep) % 5 {
+        0..=2 => (21.0 + rep as f64, 22.0),
+        3 => (118.0, 121.0),
+        _ => (22.0, 117.0),
+    };
+    let write = |edit: &dyn Fn(&mut locklab_model::records::RunRecord)| {
+        let plan = plan();
+        let m = manifest(&plan);
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
+        for mut r in all_records(&plan) {
+            r.point.mode = Mode::Native;
+            edit(&mut r);
+            w.write(&r).unwrap();
+        }
+        w.finish(&m).unwrap();
+        dir
+    };
+    let dir = write(&|r| {
+        let (b, a) = pairs(r.point.point, r.point.rep);
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), b);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), a);
+    });
+    let r = load_results(dir.path()).unwrap();
+    let n = plan().points.len() * REPS as usize;
+    let (groups, moved) = pipeline::placements(&r).unwrap();
+    assert_eq!(moved, n / 5, "{groups:?}");
+    assert_eq!(groups.len(), 2, "{groups:?}");
+    assert_eq!(groups[0].1, 3 * n / 5);
+    assert!((21.0..=25.0).contains(&groups[0].0), "{groups:?}");
+    assert_eq!(groups[1].1, n / 5);
+    assert!((119.0..=120.0).contains(&groups[1].0), "{groups:?}");
+    let note = pipeline::placement_note(&r).unwrap().unwrap();
+    assert!(
+        note.contains(&format!(
+            "threads 0 and 1 were a transfer of {:.0} ns apart in {} repetitions, {:.0} ns in {}, {} moved during their window (flagged)",
+            groups[0].0, 3 * n / 5, groups[1].0, n / 5, n / 5
+        )),
+        "{note}"
+    );
+    // One placement throughout, or no measurement: nothing to say.
+    let calm = write(&|r| {
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), 22.0);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), 21.0);
+    });
+    let calm = load_results(calm.path()).unwrap();
+    assert_eq!(pipeline::placement_note(&calm).unwrap(), None);
+    let old = write(&|_| {});
+    let old = load_results(old.path()).unwrap();
+    assert_eq!(pipeline::placements(&old).unwrap(), (Vec::new(), 0));
+}

@@ -185,6 +185,7 @@ pub fn run_point_with_progress(
             window_ns: duration_ns,
             may_sleep: out.may_sleep,
             work: &work,
+            pair_ns: out.pair_ns,
         };
         let judged = opts.gate.judge(&before, &after, &seen);
         let last = attempt >= opts.noise_retries;
@@ -262,6 +263,9 @@ struct Outcome {
     preempted: Vec<u64>,
     may_sleep: bool,
     work: Vec<WorkSeen>,
+    /// The transfer between the first two threads' CPUs before and after the window
+    /// (`crate::calibrate::pair_transfer`), with two threads or more.
+    pair_ns: Option<[f64; 2]>,
 }
 
 struct WorkerResult {
@@ -387,6 +391,14 @@ fn run_once<L: Lock>(
     let seed = point.seed ^ (rep as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let total_ns = warmup_ns + duration_ns;
     let time_every = env::time_every(shape.cycle_ns);
+    // Which machine the repetition measures: the host may move its vCPUs.
+    let pair = || match slots {
+        [t0, t1, ..] if opts.pin => {
+            crate::calibrate::pair_transfer(map.cpus[t0.cpu].os_id, map.cpus[t1.cpu].os_id)
+        }
+        _ => None,
+    };
+    let pair_before = pair();
 
     let results: Vec<WorkerResult> = std::thread::scope(|s| {
         let handles: Vec<_> = slots
@@ -505,6 +517,7 @@ fn run_once<L: Lock>(
     if let Some(e) = pin_error.into_inner().unwrap() {
         return Err(e);
     }
+    let pair_ns = pair_before.zip(pair()).map(|(b, a)| [b, a]);
     let ratios = results
         .iter()
         .map(|r| r.stats.cpu_ns.unwrap_or(0) as f64 / duration_ns.max(1) as f64)
@@ -516,6 +529,7 @@ fn run_once<L: Lock>(
         stats: results.into_iter().map(|r| r.stats).collect(),
         ratios,
         may_sleep,
+        pair_ns,
     })
 }
 

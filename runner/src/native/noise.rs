@@ -6,9 +6,14 @@
 //! locks whose waiters sleep), steal time from
 //! `/proc/stat` over the run (a hypervisor took the CPU), the work durations each
 //! thread achieved before and after the window against what the point asked (see
-//! `calibrate`), and the 1-minute load average before the run (reported, and named
-//! in a flag as context).
+//! `calibrate`), the transfer between the first two threads' CPUs before and after
+//! the window (a host that moved its vCPUs in between changed the machine under the
+//! measurement: `records::same_placement`), and the 1-minute load average before the
+//! run (reported, and named in a flag as context).
 
+use locklab_model::records::{
+    same_placement, PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+};
 use std::collections::BTreeMap;
 
 /// Thresholds.
@@ -107,6 +112,9 @@ pub struct Observed<'a> {
     /// The lock's waiters may sleep (a low CPU/wall ratio is then the lock's doing).
     pub may_sleep: bool,
     pub work: &'a [WorkCheck],
+    /// The transfer between the first two threads' CPUs, ns, measured before and
+    /// after the window (two threads or more).
+    pub pair_ns: Option<[f64; 2]>,
 }
 
 /// The gate's reading of one repetition.
@@ -126,6 +134,7 @@ impl Gate {
             window_ns,
             may_sleep,
             work,
+            pair_ns,
         } = *seen;
         let mut extra = BTreeMap::new();
         let mut why = Vec::new();
@@ -185,6 +194,16 @@ impl Gate {
                         self.max_work_error * 100.0
                     ));
                 }
+            }
+        }
+        if let Some([b, a]) = pair_ns {
+            extra.insert(PAIR_TRANSFER_BEFORE.into(), b);
+            extra.insert(PAIR_TRANSFER_AFTER.into(), a);
+            extra.insert(PAIR_TRANSFER.into(), (b + a) / 2.0);
+            if !same_placement(b, a) {
+                why.push(format!(
+                    "the CPUs moved: a transfer between threads 0 and 1 took {b:.0} ns before the window and {a:.0} ns after"
+                ));
             }
         }
         if let Some(l) = before.load1 {
@@ -258,6 +277,7 @@ mod tests {
             window_ns: 1_000_000_000,
             may_sleep,
             work: &[],
+            pair_ns: None,
         };
         let j = g.judge(&b, &a, &seen(&[0.99, 0.5], &[0, 0], false));
         let why = j.disturbed.unwrap();
@@ -316,6 +336,7 @@ mod tests {
             window_ns: 1_000_000_000,
             may_sleep: false,
             work: &work,
+            pair_ns: None,
         };
         let why = g.judge(&snap, &snap, &seen).disturbed.unwrap();
         assert!(
@@ -333,5 +354,33 @@ mod tests {
             ..seen
         };
         assert!(g.judge(&snap, &snap, &seen).disturbed.is_none());
+    }
+
+    #[test]
+    fn the_gate_flags_cpus_that_moved_during_the_window() {
+        let g = Gate::default();
+        let snap = Snapshot::default();
+        let seen = |pair_ns| Observed {
+            ratios: &[1.0, 1.0],
+            preempted: &[0, 0],
+            window_ns: 100_000_000,
+            may_sleep: false,
+            work: &[],
+            pair_ns,
+        };
+        // Measured on the Zen 4 guest: one CCX, then two CCDs.
+        let moved = g.judge(&snap, &snap, &seen(Some([22.4, 121.8])));
+        let why = moved.disturbed.unwrap();
+        assert!(
+            why.contains("the CPUs moved: a transfer between threads 0 and 1 took 22 ns before the window and 122 ns after"),
+            "{why}"
+        );
+        assert!((moved.extra[PAIR_TRANSFER] - 72.1).abs() < 1e-9);
+        let stayed = g.judge(&snap, &snap, &seen(Some([21.8, 23.4])));
+        assert!(stayed.disturbed.is_none(), "{stayed:?}");
+        assert_eq!(stayed.extra[PAIR_TRANSFER_BEFORE], 21.8);
+        assert_eq!(stayed.extra[PAIR_TRANSFER_AFTER], 23.4);
+        let alone = g.judge(&snap, &snap, &seen(None));
+        assert!(!alone.extra.contains_key(PAIR_TRANSFER));
     }
 }

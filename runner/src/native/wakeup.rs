@@ -133,6 +133,7 @@ pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -
                 window_ns: duration_ns,
                 may_sleep: true,
                 work: &[],
+                pair_ns: None,
             },
         );
         let last = attempt >= opts.noise_retries;

@@ -11,7 +11,7 @@ use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::rng::{mix, SplitMix64};
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
-use locklab_model::records::{RunRecord, SkipCause};
+use locklab_model::records::{RunRecord, SkipCause, PAIR_TRANSFER};
 use locklab_model::topology::ThreadSlot;
 use std::cell::Cell;
 use std::future::Future;
@@ -142,5 +142,12 @@ pub(crate) fn run(mut ctx: RunContext, job: &Job<'_>, slots: &[ThreadSlot]) -> R
     ctx.ops = Some(raw.ops);
     ctx.extra
         .insert("sim_events".into(), raw.outcome.counters.events as f64);
+    // What a native repetition's measured pair is compared with (`compare
+    // --sim-vs-native`): the model's transfer between the first two threads' CPUs.
+    if let [t0, t1, ..] = slots {
+        let model = job.model;
+        let t = model.map.transfer_ns(&model.costs, t0.cpu, t1.cpu);
+        ctx.extra.insert(PAIR_TRANSFER.into(), t as f64);
+    }
     stats::summarize(&ctx, &raw.stats)
 }

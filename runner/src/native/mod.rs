@@ -391,9 +391,10 @@ fn run_once<L: Lock>(
     let seed = point.seed ^ (rep as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     let total_ns = warmup_ns + duration_ns;
     let time_every = env::time_every(shape.cycle_ns);
-    // Which machine the repetition measures: the host may move its vCPUs.
+    // Which machine the repetition measures: the host may move its vCPUs. (Two
+    // threads sharing a CPU have no transfer between them to measure.)
     let pair = || match slots {
-        [t0, t1, ..] if opts.pin => {
+        [t0, t1, ..] if opts.pin && t0.cpu != t1.cpu => {
             crate::calibrate::pair_transfer(map.cpus[t0.cpu].os_id, map.cpus[t1.cpu].os_id)
         }
         _ => None,

@@ -30,6 +30,7 @@
 use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
+use locklab_model::records::placement_groups;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -235,7 +236,7 @@ pub fn tas_loop_rounds(cpu: u32) -> Vec<f64> {
 }
 
 /// What `topo --measure` measured between one pair of CPUs of a distance level.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PairCosts {
     a: u32,
     b: u32,
@@ -246,18 +247,12 @@ struct PairCosts {
     line: Option<LineStateCosts>,
     /// Of how many passes the ping-pongs and the single accesses are the median.
     passes: (usize, usize),
-    /// The least and the most a pass measured for a load of a modified line (what
-    /// `transfer` is fitted on), where passes measured it.
-    load_range: Option<(f64, f64)>,
-}
-
-impl PairCosts {
-    /// The passes' loads of a modified line when the most is over 1.5 times the
-    /// least: the CPUs were not where they were (a guest's vCPUs moved to other
-    /// dies) or one pass fell in a slow spell, and the median stands for it.
-    fn disagreeing_loads(&self) -> Option<(f64, f64)> {
-        self.load_range.filter(|&(lo, hi)| hi > 1.5 * lo)
-    }
+    /// The placements the passes measured these CPUs in, by their load of a modified
+    /// line (what `transfer` is fitted on; `records::placement_groups`): each
+    /// group's median load and passes, the largest first. The single accesses are
+    /// the median of the first group's passes. More than one: the host moved the
+    /// CPUs between passes (a guest's vCPUs: one CCX or two CCDs).
+    placements: Vec<(f64, usize)>,
 }
 
 /// The simulator's constants from the measurements (`docs/validation.md`):
@@ -335,7 +330,7 @@ fn measure_pass(
                     load_store: transfer_latency(a, b, Handoff::LoadStore),
                     line: line_state_costs(a, b),
                     passes: (1, 1),
-                    load_range: None,
+                    placements: Vec::new(),
                 };
                 by_level.insert(d, pair);
             }
@@ -390,13 +385,20 @@ fn combine(passes: Vec<Pass>) -> Pass {
         .filter_map(|d| {
             // The pair the first pass measured: a pass that fell back to another pair
             // of the level measured other CPUs.
-            let first = *passes.iter().find_map(|p| p.by_level.get(&d))?;
+            let first = passes.iter().find_map(|p| p.by_level.get(&d))?;
             let pairs: Vec<&PairCosts> = passes
                 .iter()
                 .filter_map(|p| p.by_level.get(&d))
                 .filter(|p| (p.a, p.b) == (first.a, first.b))
                 .collect();
-            let lines: Vec<LineStateCosts> = pairs.iter().filter_map(|p| p.line).collect();
+            let measured: Vec<LineStateCosts> = pairs.iter().filter_map(|p| p.line).collect();
+            // The constants of one machine: the passes of the most common placement.
+            let loads: Vec<f64> = measured.iter().map(|x| x.load_modified).collect();
+            let groups = placement_groups(&loads);
+            let lines: Vec<LineStateCosts> = groups
+                .first()
+                .map(|g| g.iter().map(|&i| measured[i]).collect())
+                .unwrap_or_default();
             let l = |g: fn(&LineStateCosts) -> f64| median_of(lines.iter().map(g));
             Some((
                 d,
@@ -416,14 +418,10 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
                     }),
                     passes: (pairs.len(), lines.len()),
-                    load_range: (!lines.is_empty()).then(|| {
-                        lines
-                            .iter()
-                            .map(|x| x.load_modified)
-                            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                                (lo.min(v), hi.max(v))
-                            })
-                    }),
+                    placements: groups
+                        .iter()
+                        .map(|g| (loads[g[g.len() / 2]], g.len()))
+                        .collect(),
                 },
             ))
         })
@@ -541,11 +539,19 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                  #           did not answer within 2 s)\n",
             ),
         }
-        if let Some((lo, hi)) = p.disagreeing_loads() {
-            s.push_str(&format!(
-                "#           the passes disagree: the load took {lo:.1} to {hi:.1} ns (the CPUs moved, as a\n\
-                 #           guest's vCPUs may, or a slow spell); the median stands; run it again if in doubt\n"
-            ));
+        if let [(load, n), others @ ..] = &p.placements[..] {
+            if !others.is_empty() {
+                let others: Vec<String> = others
+                    .iter()
+                    .map(|(l, k)| format!("{l:.1} ns in {k}"))
+                    .collect();
+                s.push_str(&format!(
+                    "#           the host moved these CPUs between passes (as a guest's vCPUs may): the load\n\
+                     #           took {load:.1} ns in {n} passes, whose single accesses are the ones above,\n\
+                     #           {}; each placement is another machine: run it again if in doubt\n",
+                    others.join(", ")
+                ));
+            }
         }
     }
     let atomic = one_cpu.map_or(5.0, |o| o.atomic);
@@ -1112,7 +1118,7 @@ mod tests {
                     run_ahead: 90.0 + x,
                 }),
                 passes: (1, 1),
-                load_range: None,
+                placements: Vec::new(),
             },
         );
         Pass {
@@ -1136,19 +1142,21 @@ mod tests {
     fn passes_combine_into_the_median_of_each_measurement() {
         // A slow pass (+20) among two: the median is the middle pass's value.
         let c = combine(vec![pass(0.0, true), pass(20.0, true), pass(1.0, false)]);
-        let p = c.by_level[&Distance::Llc];
+        let p = &c.by_level[&Distance::Llc];
         assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 51.0, Some(49.0)));
         // The pass without single accesses does not count for them: of 45 and 65,
         // their mean.
         assert_eq!(p.line.unwrap().load_modified, 55.0);
         assert_eq!(p.passes, (3, 2));
-        // 45 against 65: within 1.5 times; a pass at 120 (the CPUs moved) is not.
-        assert_eq!(p.load_range, Some((45.0, 65.0)));
-        assert_eq!(p.disagreeing_loads(), None);
+        // 45 and 65: one placement (within 40 %); a pass at 120 (the CPUs moved) is
+        // another, whose single accesses are left out of the constants.
+        assert_eq!(p.placements, vec![(65.0, 2)]);
         let moved = combine(vec![pass(0.0, true), pass(75.0, true), pass(1.0, true)]);
-        let p = moved.by_level[&Distance::Llc];
-        assert_eq!(p.line.unwrap().load_modified, 46.0);
-        assert_eq!(p.disagreeing_loads(), Some((45.0, 120.0)));
+        let p = &moved.by_level[&Distance::Llc];
+        let line = p.line.unwrap();
+        assert_eq!((line.load_modified, line.run_ahead), (45.5, 90.5));
+        assert_eq!(p.passes, (3, 2));
+        assert_eq!(p.placements, vec![(46.0, 2), (120.0, 1)]);
         assert_eq!(
             c.one_cpu,
             Some(OneCpu {

@@ -449,7 +449,9 @@ pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String
 /// during their window. Empty where no record has the measurement (one thread,
 /// simulation, unpinned threads, runs written before it existed).
 pub fn placements(results: &Results) -> Result<(Vec<(f64, usize)>, usize)> {
-    use locklab_model::records::{same_placement, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    use locklab_model::records::{
+        placement_groups, same_placement, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+    };
     let schema = schema_of(&results.points, "points")?;
     if !(schema.contains(PAIR_TRANSFER_BEFORE) && schema.contains(PAIR_TRANSFER_AFTER)) {
         return Ok((Vec::new(), 0));
@@ -477,18 +479,13 @@ pub fn placements(results: &Results) -> Result<(Vec<(f64, usize)>, usize)> {
             moved += 1;
         }
     }
-    // Sorted, a value joins the group whose first value it agrees with.
-    stayed.sort_by(f64::total_cmp);
-    let mut groups: Vec<Vec<f64>> = Vec::new();
-    for x in stayed {
-        match groups.last_mut() {
-            Some(g) if same_placement(g[0], x) => g.push(x),
-            _ => groups.push(vec![x]),
-        }
-    }
-    let mut out: Vec<(f64, usize)> = groups.iter().map(|g| (g[g.len() / 2], g.len())).collect();
-    out.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.total_cmp(&y.0)));
-    Ok((out, moved))
+    // Each group's indices are in ascending order of value: the middle one is its
+    // median.
+    let groups = placement_groups(&stayed)
+        .into_iter()
+        .map(|g| (stayed[g[g.len() / 2]], g.len()))
+        .collect();
+    Ok((groups, moved))
 }
 
 /// `the host moved the CPUs: threads 0 and 1 were a transfer of 21 ns apart in 222

@@ -75,10 +75,11 @@ pub enum Command {
         /// and be "within tolerance", as a percentage (`10%`) or a fraction (`0.1`).
         #[arg(long, value_name = "TOLERANCE", value_parser = parse_tolerance, default_value = "15%", requires = "sim_vs_native")]
         tolerance: f64,
-        /// With --sim-vs-native: pool every native repetition. By default one whose
-        /// transfer between threads 0 and 1 (measured before and after its window)
-        /// is not the simulated machine's is left out: the host moved the CPUs, and
-        /// it measured another machine (docs/validation.md).
+        /// With --sim-vs-native: pool every native repetition. By default, where the
+        /// simulated costs were measured on the native host (`topo --measure`), one
+        /// whose transfer between threads 0 and 1 (measured before and after its
+        /// window) is not the simulated machine's is left out: the host moved the
+        /// CPUs, and it measured another machine (docs/validation.md).
         #[arg(long, requires = "sim_vs_native")]
         any_placement: bool,
         /// Also write a small report (Markdown + HTML) here.
@@ -117,7 +118,9 @@ pub enum Command {
         #[arg(long)]
         measure: bool,
         /// With --measure: how many times to measure everything, a second apart; each
-        /// constant is the median (a shared machine's slow spells last seconds).
+        /// constant is the median of the passes, those between two CPUs of the passes
+        /// that found the pair's most common placement (a shared machine's slow spells
+        /// last seconds, and a guest's host moves its vCPUs).
         #[arg(long, default_value_t = 5, value_name = "N", requires = "measure")]
         passes: usize,
         /// Name of the topology item (default: host_<hostname>).

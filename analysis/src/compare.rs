@@ -20,7 +20,7 @@ use crate::util::{create_dir, write_atomic};
 use locklab_model::metrics::{self, Better};
 use locklab_model::plan::Plan;
 use locklab_model::records::{
-    same_placement, PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+    same_placement, several_placements, PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
 };
 use polars::prelude::*;
 use serde::Serialize;
@@ -120,7 +120,21 @@ pub struct Comparison {
     point_axes: BTreeMap<String, BTreeMap<String, String>>,
 }
 
+/// Per (point_id, mode): per metric, one value per repetition, in the same order
+/// for every metric of a point.
 type Samples = BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>;
+
+/// The samples' pseudo-metric of whether the noise gate flagged a repetition (1) or
+/// not (0): it is left out with its repetition.
+const FLAGGED: &str = "noise gate flagged";
+
+/// (point_id, mode) pairs with a repetition the noise gate flagged.
+fn flagged(s: &Samples) -> std::collections::BTreeSet<(String, String)> {
+    s.iter()
+        .filter(|(_, m)| m.get(FLAGGED).is_some_and(|v| v.iter().any(|&x| x > 0.0)))
+        .map(|(k, _)| k.clone())
+        .collect()
+}
 
 /// Of the points with one value of a sweep axis, how many are within the tolerance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,26 +201,6 @@ pub fn measured_fingerprint(plan: &Plan) -> String {
         .collect()
 }
 
-/// (point_id, mode) pairs with a repetition the noise gate flagged.
-fn flagged(r: &Results) -> Result<std::collections::BTreeSet<(String, String)>> {
-    let df = r
-        .points
-        .clone()
-        .select([col("point_id"), col("mode"), col("noise")])
-        .collect()
-        .map_err(Error::polars(format!("read {}", r.dir.display())))?;
-    let ids = str_values(&df, "point_id")?;
-    let modes = str_values(&df, "mode")?;
-    let noise = str_values(&df, "noise")?;
-    Ok(ids
-        .into_iter()
-        .zip(modes)
-        .zip(noise)
-        .filter(|(_, n)| n.starts_with("flagged"))
-        .map(|(k, _)| k)
-        .collect())
-}
-
 /// Per (point_id, mode): repetition values of each headline and validation metric.
 ///
 /// A simulated run records no CPU time; its `cpu_ns_per_acq` is threads × window /
@@ -230,18 +224,21 @@ fn samples(r: &Results) -> Result<Samples> {
         .into_iter()
         .collect();
     // Which machine a repetition measured, where the records say (two threads or
-    // more, written since 2 December 2026).
+    // more, written since 2 December 2026); NaN where they do not, so that every
+    // metric of a pooled point has one value per repetition.
     let schema = r
         .points
         .clone()
         .collect_schema()
         .map_err(Error::polars(format!("read {}", r.dir.display())))?;
-    metrics.extend(
-        [PAIR_TRANSFER, PAIR_TRANSFER_BEFORE, PAIR_TRANSFER_AFTER]
-            .into_iter()
-            .filter(|c| schema.contains(c)),
+    metrics.extend([PAIR_TRANSFER, PAIR_TRANSFER_BEFORE, PAIR_TRANSFER_AFTER]);
+    sel.extend(
+        metrics
+            .iter()
+            .filter(|m| schema.contains(m))
+            .map(|m| col(*m)),
     );
-    sel.extend(metrics.iter().map(|m| col(*m)));
+    sel.push(col("noise"));
     let df = r
         .points
         .clone()
@@ -255,9 +252,26 @@ fn samples(r: &Results) -> Result<Samples> {
     let threads = f64_values(&df, "threads")?;
     let window = f64_values(&df, "window_ns")?;
     let acqs = f64_values(&df, "acquisitions")?;
+    let noise = str_values(&df, "noise")?;
     let mut out: Samples = BTreeMap::new();
+    for i in 0..df.height() {
+        let flagged = if noise[i].starts_with("flagged") {
+            1.0
+        } else {
+            0.0
+        };
+        out.entry((ids[i].clone(), modes[i].clone()))
+            .or_default()
+            .entry(FLAGGED.to_string())
+            .or_default()
+            .push(flagged);
+    }
     for m in &metrics {
-        let v = f64_values(&df, m)?;
+        let v = if schema.contains(m) {
+            f64_values(&df, m)?
+        } else {
+            vec![f64::NAN; df.height()]
+        };
         for i in 0..df.height() {
             let x = if *m == "cpu_ns_per_acq" && modes[i] == "sim" {
                 if workloads[i] == "wakeup" || acqs[i] <= 0.0 {
@@ -284,30 +298,52 @@ fn samples(r: &Results) -> Result<Samples> {
 /// (`records::same_placement`). A virtual machine's host moves its vCPUs (on the Zen
 /// 4 guest between one core's hyperthreads, two cores of a CCX and two CCDs, seconds
 /// apart), and such a repetition measured another machine: pooled, it makes a point
-/// bimodal. Repetitions without the measurement stay. What was left out, as a
-/// warning.
-fn keep_the_simulated_placement(sim: &Samples, native: &mut Samples) -> Option<String> {
+/// bimodal. Repetitions without the measurement stay.
+///
+/// The simulated value names a placement of the native host only when
+/// `measured_here`: the simulated costs were measured on that host (`topo
+/// --measure`). Otherwise (a described machine, costs written by hand or measured
+/// elsewhere) nothing is left out, since no placement can be chosen, and a point
+/// whose repetitions ran on several is said to be pooled. What was done, as
+/// warnings.
+fn keep_the_simulated_placement(
+    sim: &Samples,
+    native: &mut Samples,
+    measured_here: bool,
+) -> Vec<String> {
     let (mut left_out, mut of, mut emptied) = (0usize, 0usize, 0usize);
+    let (mut mixed, mut unmodelled) = (0usize, 0usize);
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut modelled = std::collections::BTreeSet::new();
     for ((id, mode), m) in native.iter_mut() {
+        let (Some(before), Some(after)) = (m.get(PAIR_TRANSFER_BEFORE), m.get(PAIR_TRANSFER_AFTER))
+        else {
+            continue;
+        };
+        let measured: Vec<(f64, f64)> = before.iter().zip(after).map(|(&b, &a)| (b, a)).collect();
+        if mode != "native" || !measured.iter().any(|(b, a)| b.is_finite() && a.is_finite()) {
+            continue;
+        }
         let e = sim
             .get(&(id.clone(), "sim".to_string()))
             .and_then(|s| s.get(PAIR_TRANSFER))
             .map(|v| stats::median_ci(v).value)
             .filter(|e| e.is_finite());
-        let (Some(e), Some(before), Some(after)) =
-            (e, m.get(PAIR_TRANSFER_BEFORE), m.get(PAIR_TRANSFER_AFTER))
-        else {
-            continue;
+        let e = match e {
+            Some(e) if measured_here => e,
+            Some(_) | None => {
+                if several_placements(&measured) {
+                    mixed += 1;
+                    if measured_here {
+                        unmodelled += 1;
+                    }
+                }
+                continue;
+            }
         };
-        if mode != "native" {
-            continue;
-        }
-        let keep: Vec<bool> = before
+        let keep: Vec<bool> = measured
             .iter()
-            .zip(after)
-            .map(|(&b, &a)| {
+            .map(|&(b, a)| {
                 if !(b.is_finite() && a.is_finite()) {
                     return true;
                 }
@@ -335,21 +371,39 @@ fn keep_the_simulated_placement(sim: &Samples, native: &mut Samples) -> Option<S
             emptied += 1;
         }
     }
-    (left_out > 0).then(|| {
+    let mut warnings = Vec::new();
+    if left_out > 0 {
         let modelled: Vec<String> = modelled.iter().map(|e| format!("{e} ns")).collect();
-        format!(
+        warnings.push(format!(
             "{left_out} of {of} native repetitions ran where a transfer between threads 0 and 1 \
-             took {lo:.0}–{hi:.0} ns, not the {} the simulated machine has (the host moved \
-             the CPUs): left out as measurements of another machine{} (--any-placement \
-             pools them)",
+             took {lo:.0}–{hi:.0} ns, not the {} that `topo --measure` found on this host and \
+             the simulated machine has: left out as measurements of another placement of the \
+             CPUs{} (--any-placement pools them)",
             modelled.join(" / "),
             if emptied > 0 {
-                format!("; {emptied} point(s) have none left")
+                format!(
+                    "; {emptied} point(s) have none left: the host kept the CPUs on another \
+                     placement than the measured one (measure and simulate again to compare there)"
+                )
             } else {
                 String::new()
             }
-        )
-    })
+        ));
+    }
+    if mixed > 0 {
+        let why = if unmodelled > 0 {
+            "the simulation records no transfer between threads 0 and 1 (simulated before \
+             it did)"
+        } else {
+            "the simulated costs were not measured on this host (`topo --measure`), so none \
+             of its placements is the simulated one"
+        };
+        warnings.push(format!(
+            "{mixed} point(s) have native repetitions on more than one placement of threads 0 \
+             and 1 (columns pair_transfer_before_ns, pair_transfer_after_ns), pooled: {why}"
+        ));
+    }
+    warnings
 }
 
 fn check_hosts(a: &Results, b: &Results, opts: &CompareOptions) -> Result<Vec<String>> {
@@ -496,8 +550,8 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             a.display()
         ));
     }
-    let na = flagged(&ra)?;
-    let (mut sb, mut nb) = (Samples::new(), std::collections::BTreeSet::new());
+    let na = flagged(&sa);
+    let mut sb = Samples::new();
     for rb in &rbs {
         for (key, metrics) in samples(rb)? {
             let into = sb.entry(key).or_default();
@@ -505,11 +559,17 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
                 into.entry(m).or_default().extend(v);
             }
         }
-        nb.extend(flagged(rb)?);
     }
     if opts.sim_vs_native && !opts.any_placement {
-        warnings.extend(keep_the_simulated_placement(&sa, &mut sb));
+        // The simulated placement is known on the native side only if the
+        // simulated costs were measured on the host that ran it.
+        let costs = ra.plan().topology.costs();
+        let measured_here = rbs
+            .iter()
+            .all(|rb| costs.is_some_and(|c| c.measured_on_host(&rb.manifest.host)));
+        warnings.extend(keep_the_simulated_placement(&sa, &mut sb, measured_here));
     }
+    let nb = flagged(&sb);
     let (a_label, b_label) = match (opts.sim_vs_native, bs.len()) {
         (true, 1) => ("A (sim)".to_string(), "B (native)".to_string()),
         (true, n) => (

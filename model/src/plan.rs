@@ -160,6 +160,12 @@ fn is_default_pause_ns(ns: &u64) -> bool {
 }
 
 impl Costs {
+    /// Whether `topo --measure` measured these costs on `host`'s CPU: only then is
+    /// their transfer between two CPUs one of the placements `host` can run on.
+    pub fn measured_on_host(&self, host: &HostInfo) -> bool {
+        self.measured_on.is_some() && self.measured_elsewhere(host).is_none()
+    }
+
     /// Why these costs do not describe `host`: they were measured on another CPU.
     /// `None` when they were measured on that CPU, or not measured (written by hand:
     /// what they describe is the author's to say). `measured_on` names the CPU as

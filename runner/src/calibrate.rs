@@ -30,7 +30,7 @@
 use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
-use locklab_model::records::placement_groups;
+use locklab_model::records::{group_median, placement_groups};
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -245,13 +245,14 @@ struct PairCosts {
     load_store: Option<f64>,
     /// Single accesses timed by line state.
     line: Option<LineStateCosts>,
-    /// Of how many passes the ping-pongs and the single accesses are the median.
+    /// Of how many passes the ping-pongs and the single accesses are the median
+    /// (those of the most common placement).
     passes: (usize, usize),
     /// The placements the passes measured these CPUs in, by their load of a modified
     /// line (what `transfer` is fitted on; `records::placement_groups`): each
-    /// group's median load and passes, the largest first. The single accesses are
-    /// the median of the first group's passes. More than one: the host moved the
-    /// CPUs between passes (a guest's vCPUs: one CCX or two CCDs).
+    /// group's median load and passes, the largest first. The ping-pongs and the
+    /// single accesses are the medians of the first group's passes. More than one:
+    /// the host moved the CPUs between passes (a guest's vCPUs: one CCX or two CCDs).
     placements: Vec<(f64, usize)>,
 }
 
@@ -391,22 +392,28 @@ fn combine(passes: Vec<Pass>) -> Pass {
                 .filter_map(|p| p.by_level.get(&d))
                 .filter(|p| (p.a, p.b) == (first.a, first.b))
                 .collect();
-            let measured: Vec<LineStateCosts> = pairs.iter().filter_map(|p| p.line).collect();
-            // The constants of one machine: the passes of the most common placement.
-            let loads: Vec<f64> = measured.iter().map(|x| x.load_modified).collect();
+            // The constants of one machine: the passes of the most common placement,
+            // by their load of a modified line (every pass, where none has it).
+            let timed: Vec<&PairCosts> =
+                pairs.iter().copied().filter(|p| p.line.is_some()).collect();
+            let loads: Vec<f64> = timed
+                .iter()
+                .filter_map(|p| p.line.map(|l| l.load_modified))
+                .collect();
             let groups = placement_groups(&loads);
-            let lines: Vec<LineStateCosts> = groups
-                .first()
-                .map(|g| g.iter().map(|&i| measured[i]).collect())
-                .unwrap_or_default();
+            let chosen: Vec<&PairCosts> = match groups.first() {
+                Some(g) => g.iter().map(|&i| timed[i]).collect(),
+                None => pairs.clone(),
+            };
+            let lines: Vec<LineStateCosts> = chosen.iter().filter_map(|p| p.line).collect();
             let l = |g: fn(&LineStateCosts) -> f64| median_of(lines.iter().map(g));
             Some((
                 d,
                 PairCosts {
                     a: first.a,
                     b: first.b,
-                    cas: median_of(pairs.iter().map(|p| p.cas))?,
-                    load_store: median_of(pairs.iter().filter_map(|p| p.load_store)),
+                    cas: median_of(chosen.iter().map(|p| p.cas))?,
+                    load_store: median_of(chosen.iter().filter_map(|p| p.load_store)),
                     line: l(|x| x.load_modified).map(|load_modified| LineStateCosts {
                         load_modified,
                         rmw_modified: l(|x| x.rmw_modified).unwrap_or_default(),
@@ -417,10 +424,10 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         chain_stall: l(|x| x.chain_stall).unwrap_or_default(),
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
                     }),
-                    passes: (pairs.len(), lines.len()),
+                    passes: (chosen.len(), lines.len()),
                     placements: groups
                         .iter()
-                        .map(|g| (loads[g[g.len() / 2]], g.len()))
+                        .map(|g| (group_median(&loads, g), g.len()))
                         .collect(),
                 },
             ))
@@ -442,7 +449,8 @@ const PASS_GAP: Duration = Duration::from_secs(1);
 /// host has (as comments), and the host as one `topology` item using them.
 /// `name` names the topology item (default `host_<hostname>`). Every measurement is
 /// taken in `passes` passes a second apart (at least one), and each constant is the
-/// median of the passes: on a shared machine one pass can fall in a slow spell
+/// median of the passes (those between two CPUs: of the passes that measured the
+/// most common placement of the pair): on a shared machine one pass can fall in a slow spell
 /// (here, one pass alone gave transfers of 47 to 65 ns and a native loop of 9.0 to
 /// 16.5 ns within ten seconds).
 pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String {
@@ -737,7 +745,11 @@ fn time_access(
             }
         });
         let h = s.spawn(move || -> Option<Vec<u64>> {
-            pin::pin_current(a).ok()?;
+            if pin::pin_current(a).is_err() {
+                // The other side stops waiting at once.
+                failed.store(1, Ordering::SeqCst);
+                return None;
+            }
             let mut out = Vec::with_capacity(rounds as usize);
             for r in 1..=rounds {
                 // Our own copy first: shared after `b` reads, owned if it does
@@ -856,8 +868,8 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
 }
 
 /// What a load by CPU `a` of a line CPU `b` modified costs, ns (less a load that
-/// hits): the measurement `transfer` is fitted to, from one round of 4,000 accesses
-/// (a few milliseconds). A native run takes it between its first two threads' CPUs
+/// hits): the measurement `transfer` is fitted to, from 4,000 loads of a modified
+/// line and 4,000 hits (a few milliseconds). A native run takes it between its first two threads' CPUs
 /// before and after each repetition's window: a virtual machine's host moves its
 /// vCPUs (on the Zen 4 guest, between one core's two hyperthreads, two cores of one
 /// CCX and two CCDs: 0, 22 and 122 ns, seconds apart), and a repetition is a
@@ -1140,23 +1152,29 @@ mod tests {
 
     #[test]
     fn passes_combine_into_the_median_of_each_measurement() {
-        // A slow pass (+20) among two: the median is the middle pass's value.
+        // A slow pass (+20) and one without single accesses, whose placement is not
+        // known: the constants, ping-pongs too, are of the two that timed single
+        // accesses, of 45 and 65 their mean.
         let c = combine(vec![pass(0.0, true), pass(20.0, true), pass(1.0, false)]);
         let p = &c.by_level[&Distance::Llc];
-        assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 51.0, Some(49.0)));
-        // The pass without single accesses does not count for them: of 45 and 65,
-        // their mean.
+        assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 60.0, Some(58.0)));
         assert_eq!(p.line.unwrap().load_modified, 55.0);
-        assert_eq!(p.passes, (3, 2));
-        // 45 and 65: one placement (within 40 %); a pass at 120 (the CPUs moved) is
-        // another, whose single accesses are left out of the constants.
-        assert_eq!(p.placements, vec![(65.0, 2)]);
+        assert_eq!(p.passes, (2, 2));
+        // 45 and 65: one placement (within 40 %), its median their mean.
+        assert_eq!(p.placements, vec![(55.0, 2)]);
+        // A pass at 120 (the CPUs moved) is another placement, left out of every
+        // constant.
         let moved = combine(vec![pass(0.0, true), pass(75.0, true), pass(1.0, true)]);
         let p = &moved.by_level[&Distance::Llc];
         let line = p.line.unwrap();
         assert_eq!((line.load_modified, line.run_ahead), (45.5, 90.5));
-        assert_eq!(p.passes, (3, 2));
-        assert_eq!(p.placements, vec![(46.0, 2), (120.0, 1)]);
+        assert_eq!((p.cas, p.load_store), (50.5, Some(48.5)));
+        assert_eq!(p.passes, (2, 2));
+        assert_eq!(p.placements, vec![(45.5, 2), (120.0, 1)]);
+        // No pass timed single accesses: the ping-pongs of every pass.
+        let untimed = combine(vec![pass(0.0, false), pass(20.0, false), pass(1.0, false)]);
+        let p = &untimed.by_level[&Distance::Llc];
+        assert_eq!((p.cas, p.passes, p.line.is_none()), (51.0, (3, 0), true));
         assert_eq!(
             c.one_cpu,
             Some(OneCpu {

@@ -443,61 +443,84 @@ pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String
 
 /// The placements of the CPUs a native run's repetitions measured, by the transfer
 /// between their first two threads' CPUs (`records::PAIR_TRANSFER_BEFORE` and
-/// `_AFTER`): one entry per group of repetitions whose values all agree
-/// (`records::same_placement`), as (the group's median transfer, ns; its
-/// repetitions), the largest group first; then the repetitions whose CPUs moved
-/// during their window. Empty where no record has the measurement (one thread,
-/// simulation, unpinned threads, runs written before it existed).
-pub fn placements(results: &Results) -> Result<(Vec<(f64, usize)>, usize)> {
+/// `_AFTER`). Empty where no record has the measurement (one thread, simulation,
+/// unpinned threads, runs written before it existed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placements {
+    /// Over the whole run, one entry per group of repetitions whose values all
+    /// agree (`records::same_placement`), as (the group's median transfer, ns; its
+    /// repetitions), the largest group first. Points that sweep the placement
+    /// differ here by design.
+    pub groups: Vec<(f64, usize)>,
+    /// Repetitions whose CPUs moved during their window.
+    pub moved: usize,
+    /// Points whose own repetitions measured more than one placement
+    /// (`records::several_placements`): where the host moved the CPUs between
+    /// repetitions of one point.
+    pub mixed_points: usize,
+    /// Points with the measurement.
+    pub points: usize,
+}
+
+pub fn placements(results: &Results) -> Result<Placements> {
     use locklab_model::records::{
-        placement_groups, same_placement, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+        group_median, placement_groups, same_placement, several_placements, PAIR_TRANSFER_AFTER,
+        PAIR_TRANSFER_BEFORE,
     };
     let schema = schema_of(&results.points, "points")?;
     if !(schema.contains(PAIR_TRANSFER_BEFORE) && schema.contains(PAIR_TRANSFER_AFTER)) {
-        return Ok((Vec::new(), 0));
+        return Ok(Placements::default());
     }
     let df = results
         .points
         .clone()
         .filter(col("mode").eq(lit("native")))
-        .select([col(PAIR_TRANSFER_BEFORE), col(PAIR_TRANSFER_AFTER)])
+        .select([
+            col("point_id"),
+            col(PAIR_TRANSFER_BEFORE),
+            col(PAIR_TRANSFER_AFTER),
+        ])
         .collect()
         .map_err(Error::polars("read the measured transfers"))?;
+    let ids = str_values(&df, "point_id")?;
     let (before, after) = (
         f64_values(&df, PAIR_TRANSFER_BEFORE)?,
         f64_values(&df, PAIR_TRANSFER_AFTER)?,
     );
-    let mut moved = 0;
+    let mut out = Placements::default();
     let mut stayed: Vec<f64> = Vec::new();
-    for (b, a) in before.into_iter().zip(after) {
+    let mut by_point: std::collections::BTreeMap<&str, Vec<(f64, f64)>> = Default::default();
+    for ((id, b), a) in ids.iter().zip(before).zip(after) {
         if !(b.is_finite() && a.is_finite()) {
             continue;
         }
+        by_point.entry(id).or_default().push((b, a));
         if same_placement(b, a) {
             stayed.push((b + a) / 2.0);
         } else {
-            moved += 1;
+            out.moved += 1;
         }
     }
-    // Each group's indices are in ascending order of value: the middle one is its
-    // median.
-    let groups = placement_groups(&stayed)
+    out.points = by_point.len();
+    out.mixed_points = by_point.values().filter(|m| several_placements(m)).count();
+    out.groups = placement_groups(&stayed)
         .into_iter()
-        .map(|g| (stayed[g[g.len() / 2]], g.len()))
+        .map(|g| (group_median(&stayed, &g), g.len()))
         .collect();
-    Ok((groups, moved))
+    Ok(out)
 }
 
-/// `the host moved the CPUs: threads 0 and 1 were a transfer of 21 ns apart in 222
-/// repetitions, 118 ns in 126, 37 moved during their window (flagged). ...`, when a
-/// native run's repetitions measured more than one placement of their CPUs
-/// ([`placements`]); `None` otherwise.
+/// `the host moved the CPUs between repetitions of 12 of 44 points: ...`, when
+/// repetitions of one point of a native run measured more than one placement of
+/// their CPUs, or moved during their window ([`placements`]); `None` otherwise
+/// (also when points differ by design, sweeping the placement).
 pub fn placement_note(results: &Results) -> Result<Option<String>> {
-    let (groups, moved) = placements(results)?;
-    if groups.len() < 2 && moved == 0 {
+    let p = placements(results)?;
+    if p.mixed_points == 0 {
         return Ok(None);
     }
-    let listed: Vec<String> = groups
+    let listed: Vec<String> = p
+        .groups
         .iter()
         .enumerate()
         .map(|(i, (ns, n))| {
@@ -508,12 +531,14 @@ pub fn placement_note(results: &Results) -> Result<Option<String>> {
                 format!("{ns:.0} ns in {n}")
             }
         })
-        .chain((moved > 0).then(|| format!("{moved} moved during their window (flagged)")))
+        .chain((p.moved > 0).then(|| format!("{} moved during their window (flagged)", p.moved)))
         .collect();
     Ok(Some(format!(
-        "the host moved the CPUs: {}. Each placement is another machine: a point's \
-         repetitions may mix them (columns pair_transfer_before_ns, \
-         pair_transfer_after_ns; docs/native.md)",
+        "the host moved the CPUs: the repetitions of {} of {} points measured more than one \
+         placement ({}). Each placement is another machine: such a point mixes them (columns \
+         pair_transfer_before_ns, pair_transfer_after_ns; docs/native.md)",
+        p.mixed_points,
+        p.points,
         listed.join(", ")
     )))
 }

@@ -383,14 +383,24 @@ fn noise_flagged_points_are_marked() {
         .any(|w| w.contains("1 point(s) had a repetition flagged")));
 }
 
-#[test]
-fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
-    use locklab_model::records::{PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
-    let plan = plan();
-    // The simulated machine: 23 ns between threads 0 and 1.
+/// A plan whose machine is this host as `topo --measure` found it (23 ns between
+/// threads 0 and 1), and its simulated run, which records that transfer.
+fn simulated_as_measured_here() -> (Plan, tempfile::TempDir) {
+    use locklab_model::records::PAIR_TRANSFER;
+    let mut plan = plan();
+    let mut costs = Costs::levels(0, 23, 23, 23, 10);
+    costs.measured_on = Some(manifest(&plan).host.cpu());
+    plan.topology = Topology::Host { costs: Some(costs) };
     let sim = dir_of(&plan, 1.0, "labhost", Mode::Sim, |r| {
         r.point.extra.insert(PAIR_TRANSFER.into(), 23.0);
     });
+    (plan, sim)
+}
+
+#[test]
+fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
+    use locklab_model::records::{PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    let (plan, sim) = simulated_as_measured_here();
     // The host moved the vCPUs to two CCDs (122 ns) for three repetitions of five,
     // and for every repetition of point 0; there a hand-off costs twice the
     // simulation, on the simulated machine 1/1.1 of it.
@@ -439,7 +449,7 @@ fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
     }
     let left = 5 + 3 * (n - 1);
     let warning = format!(
-        "{left} of {} native repetitions ran where a transfer between threads 0 and 1 took 121–123 ns, not the 23 ns the simulated machine has",
+        "{left} of {} native repetitions ran where a transfer between threads 0 and 1 took 121–123 ns, not the 23 ns that `topo --measure` found on this host and the simulated machine has",
         5 * n
     );
     assert!(
@@ -463,5 +473,69 @@ fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
     for (id, residual, kept, _) in &all {
         assert_eq!(*kept, 5, "{id}");
         assert!((residual.unwrap() + 0.5).abs() < 0.05, "{id}: {residual:?}");
+    }
+    // The noise gate flagged only repetitions that are left out: no point is
+    // marked.
+    let flagged_moved = dir_of(&plan, 1.0, "labhost", Mode::Native, |r| {
+        let moved = r.point.rep < 3 && r.point.point != 0;
+        let (before, after) = if moved { (22.0, 121.0) } else { (22.0, 23.5) };
+        if moved {
+            r.point.noise = "flagged: the CPUs moved".into();
+        }
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), before);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), after);
+    });
+    let c = compare(sim.path(), flagged_moved.path(), &opts).unwrap();
+    assert!(c.rows.iter().all(|r| r.noise.is_empty()), "{:?}", c.rows);
+    let any_c = compare(sim.path(), flagged_moved.path(), &any).unwrap();
+    assert!(any_c.rows.iter().any(|r| r.noise == "B"));
+    // Costs that were not measured on this host name none of its placements:
+    // nothing is left out, and the mixed points are said to be pooled.
+    let mut described = plan.clone();
+    described.topology = Topology::Host {
+        costs: Some(Costs::levels(0, 23, 23, 23, 10)),
+    };
+    let sim = dir_of(&described, 1.0, "labhost", Mode::Sim, |r| {
+        r.point.extra.insert(PAIR_TRANSFER.into(), 23.0);
+    });
+    let c = compare(sim.path(), native.path(), &opts).unwrap();
+    assert!(cpu_rows(&c).iter().all(|r| r.2 == 5), "{:?}", cpu_rows(&c));
+    assert!(
+        c.warnings.iter().any(|w| w.contains(&format!(
+            "{} point(s) have native repetitions on more than one placement",
+            n - 1
+        )) && w.contains("not measured on this host")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn pooled_runs_with_and_without_the_placement_columns_keep_one_value_per_repetition() {
+    use locklab_model::records::{PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    let (plan, sim) = simulated_as_measured_here();
+    // An older native run without the columns, then one on another placement
+    // throughout: the old run's repetitions stay, the other's are left out, and
+    // each remaining value belongs to its repetition.
+    let old = dir_of(&plan, 1.0, "labhost", Mode::Native, |r| {
+        r.point.cpu_ns_per_acq = 100.0;
+    });
+    let moved = dir_of(&plan, 1.0, "labhost", Mode::Native, |r| {
+        r.point.cpu_ns_per_acq = 300.0;
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), 120.0);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), 121.0);
+    });
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_pooled(
+        sim.path(),
+        &[old.path().to_path_buf(), moved.path().to_path_buf()],
+        &opts,
+    )
+    .unwrap();
+    for r in c.rows.iter().filter(|r| r.metric == "cpu_ns_per_acq") {
+        assert_eq!((r.b.n, r.b.value), (5, 100.0), "{r:?}");
     }
 }

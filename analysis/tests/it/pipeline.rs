@@ -185,9 +185,12 @@ fn a_native_run_says_which_placements_of_its_cpus_it_measured() {
         r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), a);
     });
     let r = load_results(dir.path()).unwrap();
-    let n = plan().points.len() * REPS as usize;
-    let (groups, moved) = pipeline::placements(&r).unwrap();
-    assert_eq!(moved, n / 5, "{groups:?}");
+    let points = plan().points.len();
+    let n = points * REPS as usize;
+    let p = pipeline::placements(&r).unwrap();
+    let groups = &p.groups;
+    assert_eq!(p.moved, n / 5, "{p:?}");
+    assert_eq!((p.mixed_points, p.points), (points, points), "{p:?}");
     assert_eq!(groups.len(), 2, "{groups:?}");
     assert_eq!(groups[0].1, 3 * n / 5);
     assert!((21.0..=25.0).contains(&groups[0].0), "{groups:?}");
@@ -196,7 +199,7 @@ fn a_native_run_says_which_placements_of_its_cpus_it_measured() {
     let note = pipeline::placement_note(&r).unwrap().unwrap();
     assert!(
         note.contains(&format!(
-            "threads 0 and 1 were a transfer of {:.0} ns apart in {} repetitions, {:.0} ns in {}, {} moved during their window (flagged)",
+            "the repetitions of {points} of {points} points measured more than one placement (threads 0 and 1 were a transfer of {:.0} ns apart in {} repetitions, {:.0} ns in {}, {} moved during their window (flagged))",
             groups[0].0, 3 * n / 5, groups[1].0, n / 5, n / 5
         )),
         "{note}"
@@ -208,7 +211,20 @@ fn a_native_run_says_which_placements_of_its_cpus_it_measured() {
     });
     let calm = load_results(calm.path()).unwrap();
     assert_eq!(pipeline::placement_note(&calm).unwrap(), None);
+    // Points that differ by design (a sweep of the placement), each on one: nothing
+    // moved.
+    let swept = write(&|r| {
+        let ns = if r.point.point % 2 == 0 { 22.0 } else { 120.0 };
+        r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), ns);
+        r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), ns + 1.0);
+    });
+    let swept = load_results(swept.path()).unwrap();
+    assert_eq!(pipeline::placements(&swept).unwrap().groups.len(), 2);
+    assert_eq!(pipeline::placement_note(&swept).unwrap(), None);
     let old = write(&|_| {});
     let old = load_results(old.path()).unwrap();
-    assert_eq!(pipeline::placements(&old).unwrap(), (Vec::new(), 0));
+    assert_eq!(
+        pipeline::placements(&old).unwrap(),
+        pipeline::Placements::default()
+    );
 }

@@ -392,11 +392,10 @@ fn keep_the_simulated_placement(
     }
     if mixed > 0 {
         let why = if unmodelled > 0 {
-            "the simulation records no transfer between threads 0 and 1 (simulated before \
-             it did)"
+            "the simulation records no transfer between threads 0 and 1 for them"
         } else {
-            "the simulated costs were not measured on this host (`topo --measure`), so none \
-             of its placements is the simulated one"
+            "the simulated costs were not measured (`topo --measure`) on the host of every \
+             native run pooled, so no placement is known to be the simulated one"
         };
         warnings.push(format!(
             "{mixed} point(s) have native repetitions on more than one placement of threads 0 \

@@ -1155,7 +1155,7 @@ mod tests {
         // A slow pass (+20) and one without single accesses, whose placement is not
         // known: the constants, ping-pongs too, are of the two that timed single
         // accesses, of 45 and 65 their mean.
-        let c = combine(vec![pass(0.0, true), pass(20.0, true), pass(1.0, false)]);
+        let c = combine(vec![pass(1.0, false), pass(0.0, true), pass(20.0, true)]);
         let p = &c.by_level[&Distance::Llc];
         assert_eq!((p.a, p.b, p.cas, p.load_store), (0, 1, 60.0, Some(58.0)));
         assert_eq!(p.line.unwrap().load_modified, 55.0);

@@ -14,9 +14,20 @@ fn dir_of(
     mode: Mode,
     edit: impl Fn(&mut locklab_model::records::RunRecord),
 ) -> tempfile::TempDir {
+    dir_on(plan, scale, |h| h.hostname = hostname.into(), mode, edit)
+}
+
+/// [`dir_of`] on a host `host` edits.
+fn dir_on(
+    plan: &Plan,
+    scale: f64,
+    host: impl Fn(&mut locklab_model::manifest::HostInfo),
+    mode: Mode,
+    edit: impl Fn(&mut locklab_model::records::RunRecord),
+) -> tempfile::TempDir {
     let plan = plan.clone();
     let mut m = manifest(&plan);
-    m.host.hostname = hostname.into();
+    host(&mut m.host);
     let dir = tempfile::tempdir().unwrap();
     let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
     for mut r in all_records(&plan) {
@@ -504,10 +515,65 @@ fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
         c.warnings.iter().any(|w| w.contains(&format!(
             "{} point(s) have native repetitions on more than one placement",
             n - 1
-        )) && w.contains("not measured on this host")),
+        )) && w
+            .contains("not measured (`topo --measure`) on the host of every")),
         "{:?}",
         c.warnings
     );
+}
+
+#[test]
+fn a_pooled_run_of_another_cpu_keeps_every_placement() {
+    use locklab_model::records::{PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE};
+    let (plan, sim) = simulated_as_measured_here();
+    // Two native runs, one on this host's CPU and one on another, each with one
+    // repetition of five on another placement: the measured transfer names no
+    // placement of the other CPU, so nothing is left out of either.
+    let run = |cpu: &'static str| {
+        dir_on(
+            &plan,
+            1.0,
+            move |h| {
+                if !cpu.is_empty() {
+                    h.cpu_model = cpu.into();
+                }
+            },
+            Mode::Native,
+            |r| {
+                r.point.cpu_ns_per_acq = 100.0;
+                let ns = if r.point.rep == 0 { 120.0 } else { 23.0 };
+                r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), ns);
+                r.point.extra.insert(PAIR_TRANSFER_AFTER.into(), ns);
+            },
+        )
+    };
+    let (here, there) = (run(""), run("Other CPU"));
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        allow_cross_host: true,
+        ..CompareOptions::default()
+    };
+    let c = compare_pooled(
+        sim.path(),
+        &[here.path().to_path_buf(), there.path().to_path_buf()],
+        &opts,
+    )
+    .unwrap();
+    for r in c.rows.iter().filter(|r| r.metric == "cpu_ns_per_acq") {
+        assert_eq!(r.b.n, 10, "{r:?}");
+    }
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("on the host of every native run pooled")),
+        "{:?}",
+        c.warnings
+    );
+    // This host's run alone: the repetition on the other placement is left out.
+    let c = compare(sim.path(), here.path(), &opts).unwrap();
+    for r in c.rows.iter().filter(|r| r.metric == "cpu_ns_per_acq") {
+        assert_eq!(r.b.n, 4, "{r:?}");
+    }
 }
 
 #[test]

@@ -286,21 +286,68 @@ struct WorkSeen {
     besides: [f64; 2],
     before: [f64; 2],
     after: [f64; 2],
+    /// How many calibrations were made (the one kept missed least).
+    calibrations: u32,
 }
 
+/// How many times a worker calibrates its work loop at most before a window, and
+/// how far from nominal the durations measured right after a calibration may be
+/// for it to stop: a calibration (about 10 ms a length) can catch a virtual
+/// machine's host in one speed and its check find another, on the Emerald Rapids
+/// guest for a third of 50 ns requests (docs/validation.md).
+const CALIBRATIONS: u32 = 3;
+const CALIBRATED_WITHIN: f64 = 0.03;
+
 impl WorkSeen {
-    /// Calibrate on this (pinned) thread and measure the shape's durations.
+    /// Calibrate on this (pinned) thread and measure the shape's durations; again,
+    /// up to [`CALIBRATIONS`] times, while a duration misses its nominal length by
+    /// more than [`CALIBRATED_WITHIN`], keeping the calibration that missed least.
     fn calibrate(shape: &Shape) -> (WorkLoop, WorkSeen) {
         let requests = [shape.critical_ns, shape.outside_ns].map(|ns| ns.round() as u64);
-        let wl = calibrate::calibrate_for(&requests);
-        let seen = WorkSeen {
-            read_ns: wl.read_ns(),
-            besides: requests.map(|ns| wl.besides(ns)),
-            before: achieved(&wl, shape),
-            after: [f64::NAN; 2],
+        let miss = |before: &[f64; 2]| {
+            requests
+                .iter()
+                .zip(before)
+                .filter(|(&ns, _)| ns > 0)
+                .map(|(&ns, &a)| (a / ns as f64 - 1.0).abs())
+                .fold(0.0, f64::max)
         };
+        let ((wl, mut seen), made) = least_miss(CALIBRATIONS, CALIBRATED_WITHIN, || {
+            let wl = calibrate::calibrate_for(&requests);
+            let seen = WorkSeen {
+                read_ns: wl.read_ns(),
+                besides: requests.map(|ns| wl.besides(ns)),
+                before: achieved(&wl, shape),
+                after: [f64::NAN; 2],
+                calibrations: 0,
+            };
+            let m = miss(&seen.before);
+            ((wl, seen), m)
+        });
+        seen.calibrations = made;
         (wl, seen)
     }
+}
+
+/// Up to `tries` results of `attempt` (each with how far it missed), stopping at the
+/// first that missed by no more than `within`: the one that missed least, and how
+/// many were made.
+fn least_miss<T>(tries: u32, within: f64, mut attempt: impl FnMut() -> (T, f64)) -> (T, u32) {
+    let mut best: Option<(T, f64)> = None;
+    let mut made = 0;
+    while made < tries.max(1) {
+        made += 1;
+        let (t, miss) = attempt();
+        let stop = miss <= within;
+        if best.as_ref().is_none_or(|(_, m)| miss < *m) {
+            best = Some((t, miss));
+        }
+        if stop {
+            break;
+        }
+    }
+    let (t, _) = best.expect("at least one attempt");
+    (t, made)
 }
 
 /// The mean durations of the shape's `critical` and `outside` work on this thread.
@@ -343,6 +390,10 @@ impl Outcome {
             .insert("work_besides_critical".into(), mean(&|w| w.besides[0]));
         ctx.extra
             .insert("work_besides_outside".into(), mean(&|w| w.besides[1]));
+        ctx.extra.insert(
+            "work_calibrations".into(),
+            mean(&|w| f64::from(w.calibrations)),
+        );
     }
 }
 
@@ -537,6 +588,27 @@ fn run_once<L: Lock>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_is_calibrated_again_while_it_misses_keeping_the_least_miss() {
+        // Calibrations numbered from 1 that miss by these in turn.
+        let calibrations = |misses: [f64; 3]| {
+            let mut i = 0;
+            least_miss(3, 0.03, move || {
+                i += 1;
+                (i, misses[i - 1])
+            })
+        };
+        // The second is within 3 %: it stops there.
+        assert_eq!(calibrations([0.12, 0.02, 0.0]), (2, 2));
+        // None within: all three made, the one that missed least kept.
+        assert_eq!(calibrations([0.12, 0.05, 0.08]), (2, 3));
+        // The first within: one calibration, as before.
+        assert_eq!(least_miss(3, 0.03, || ("only", 0.01)), ("only", 1));
+        // A miss that is not a number (nothing measured) is never the best but
+        // still a result.
+        assert_eq!(least_miss(2, 0.03, || ("nan", f64::NAN)), ("nan", 2));
+    }
 
     #[test]
     fn block_on_runs_a_native_lock() {

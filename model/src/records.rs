@@ -222,17 +222,6 @@ pub fn placement_groups(values: &[f64]) -> Vec<Vec<usize>> {
     groups
 }
 
-/// The median of `values` over one group of [`placement_groups`] (whose indices
-/// are in ascending order of value): the middle value, or the mean of the two
-/// middle ones.
-pub fn group_median(values: &[f64], group: &[usize]) -> f64 {
-    match group.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => values[group[n / 2]],
-        n => (values[group[n / 2 - 1]] + values[group[n / 2]]) / 2.0,
-    }
-}
-
 /// Whether the transfers between one pair of CPUs measured before and after each
 /// repetition of a point, `(before, after)`, name more than one placement: one
 /// moved during its window, or two repetitions disagree ([`placement_groups`]).
@@ -250,16 +239,6 @@ pub fn several_placements(measured: &[(f64, f64)]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{placement_groups, same_placement, several_placements};
-
-    #[test]
-    fn a_group_median_is_the_middle_value_or_the_mean_of_the_two_middle_ones() {
-        let v = [55.0, 40.0, 65.0, 45.0];
-        let g = &placement_groups(&v)[0];
-        assert_eq!(g, &vec![1, 3, 0, 2]);
-        assert_eq!(super::group_median(&v, g), 50.0);
-        assert_eq!(super::group_median(&v, &g[..3]), 45.0);
-        assert!(super::group_median(&v, &[]).is_nan());
-    }
 
     #[test]
     fn a_point_names_several_placements_if_its_repetitions_disagree_or_one_moved() {

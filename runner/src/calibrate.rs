@@ -30,7 +30,7 @@
 use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
-use locklab_model::records::{group_median, placement_groups};
+use locklab_model::records::placement_groups;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -427,7 +427,10 @@ fn combine(passes: Vec<Pass>) -> Pass {
                     passes: (chosen.len(), lines.len()),
                     placements: groups
                         .iter()
-                        .map(|g| (group_median(&loads, g), g.len()))
+                        .map(|g| {
+                            let median = median_of(g.iter().map(|&i| loads[i]));
+                            (median.unwrap_or(f64::NAN), g.len())
+                        })
                         .collect(),
                 },
             ))

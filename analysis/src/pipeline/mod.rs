@@ -464,7 +464,7 @@ pub struct Placements {
 
 pub fn placements(results: &Results) -> Result<Placements> {
     use locklab_model::records::{
-        group_median, placement_groups, same_placement, several_placements, PAIR_TRANSFER_AFTER,
+        placement_groups, same_placement, several_placements, PAIR_TRANSFER_AFTER,
         PAIR_TRANSFER_BEFORE,
     };
     let schema = schema_of(&results.points, "points")?;
@@ -505,7 +505,10 @@ pub fn placements(results: &Results) -> Result<Placements> {
     out.mixed_points = by_point.values().filter(|m| several_placements(m)).count();
     out.groups = placement_groups(&stayed)
         .into_iter()
-        .map(|g| (group_median(&stayed, &g), g.len()))
+        .map(|g| {
+            let values: Vec<f64> = g.iter().map(|&i| stayed[i]).collect();
+            (crate::stats::median(&values), g.len())
+        })
         .collect();
     Ok(out)
 }

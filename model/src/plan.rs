@@ -282,7 +282,7 @@ pub struct Memory {
     /// A read-for-ownership by a core that already holds a shared copy (an upgrade:
     /// the other copies are invalidated, no data moves), in parts per million of the
     /// transfer from the farthest other sharer. 10⁶ (the default): a full transfer.
-    #[serde(default = "full_transfer_ppm")]
+    #[serde(default = "whole_ppm")]
     pub upgrade_ppm: u32,
     /// How long an out-of-order core runs ahead of a miss it waits for: private work
     /// (`Env::work`) that follows executes under it, and a prefetch goes out that
@@ -291,6 +291,24 @@ pub struct Memory {
     /// without it are what they were before it existed.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub run_ahead_ns: u64,
+    /// The share of a locked read-modify-write's own wait (its miss, and the drain of
+    /// the store buffer before it) that the work after it runs under, in parts per
+    /// million; the loads after it go out under the whole wait either way. 10⁶ (the
+    /// default): as under a load's miss (a core that runs ahead of a locked
+    /// instruction); 0: the work waits for it. Left out of a plan at its default.
+    #[serde(default = "whole_ppm", skip_serializing_if = "is_whole_ppm")]
+    pub rmw_run_ahead_ppm: u32,
+}
+
+/// A share of 1, in parts per million.
+pub const WHOLE_PPM: u32 = 1_000_000;
+
+fn whole_ppm() -> u32 {
+    WHOLE_PPM
+}
+
+fn is_whole_ppm(v: &u32) -> bool {
+    *v == WHOLE_PPM
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -298,11 +316,7 @@ fn is_zero(v: &u64) -> bool {
 }
 
 /// [`Memory::upgrade_ppm`]'s default: an upgrade costs a whole transfer.
-pub const FULL_TRANSFER_PPM: u32 = 1_000_000;
-
-fn full_transfer_ppm() -> u32 {
-    FULL_TRANSFER_PPM
-}
+pub const FULL_TRANSFER_PPM: u32 = WHOLE_PPM;
 
 impl Memory {
     /// x86-TSO with the constants derived from the same-LLC transfer and the atomic:
@@ -321,6 +335,7 @@ impl Memory {
             misses_in_flight: 4,
             upgrade_ppm: FULL_TRANSFER_PPM,
             run_ahead_ns: 0,
+            rmw_run_ahead_ppm: WHOLE_PPM,
         }
     }
 }

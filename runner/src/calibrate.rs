@@ -5,7 +5,9 @@
 //! - [`line_state_costs`]: single accesses timed with the TSC by the state the other
 //!   CPU left the line in (a load and a locked add of a line it modified, a locked
 //!   add of a line both share, of one the timing CPU owns): what `transfer` and
-//!   `upgrade` are fitted to.
+//!   `upgrade` are fitted to; and a locked add followed by one load, or by a chain
+//!   of dependent loads, then a spin on the clock: how much of their stall the spin
+//!   runs under (`rmw_run_ahead`, `run_ahead`).
 //! - [`transfer_latency`]: one-way latency of handing a cache line between two CPUs,
 //!   by ping-pong, with a read-modify-write ([`Handoff::Cas`]) or with a plain load
 //!   that waits and a plain store that answers ([`Handoff::LoadStore`], as a spinning
@@ -265,7 +267,12 @@ struct PairCosts {
 ///   line the timing CPU owns (the same probe), over the transfer; at the cheapest
 ///   level beyond the SMT sibling, within [0, 1];
 /// - `overhead`: one uncontended TAS operation of the native loop, less the atomic
-///   (the simulator prices it as the atomic plus `overhead`).
+///   (the simulator prices it as the atomic plus `overhead`);
+/// - `run_ahead`: what a spin on the clock hid of a chain of dependent misses after
+///   a locked add (the same probe, the same level);
+/// - `rmw_run_ahead`: what such a spin hid of a locked add's stall (with one load
+///   beside it), over that stall, within [0, 1]; not fitted where the stall is under
+///   [`RMW_STALL_MIN_NS`] (too little to tell a share of).
 ///
 /// The hand-offs are not fitted: they check the result (the simulator prices a CAS
 /// hand-off as a transfer plus the atomic, a load/store hand-off as one transfer).
@@ -286,15 +293,25 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> Fitted {
     Fitted {
         upgrade: fitted.map(|(t, l)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0)),
         run_ahead: fitted.map(|(_, l)| l.run_ahead.max(0.0)),
+        rmw_run_ahead: fitted.and_then(|(_, l)| {
+            (l.acquire_stall >= RMW_STALL_MIN_NS)
+                .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
+        }),
         transfer,
     }
 }
+
+/// The least stall of a locked add (and the load beside it) whose hidden share
+/// `rmw_run_ahead` is fitted from: below it the TSC's steps and the timer's own
+/// noise are a large part of the stall.
+const RMW_STALL_MIN_NS: f64 = 10.0;
 
 /// The constants `fit` derives.
 struct Fitted {
     transfer: BTreeMap<Distance, f64>,
     upgrade: Option<f64>,
     run_ahead: Option<f64>,
+    rmw_run_ahead: Option<f64>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -570,6 +587,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         transfer,
         upgrade,
         run_ahead,
+        rmw_run_ahead,
     } = fit(&by_level);
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
@@ -591,6 +609,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             // How far the core runs ahead: what a spin hid of the chain of misses,
             // at the level `upgrade` is fitted at.
             run_ahead_ns: run_ahead,
+            rmw_run_ahead,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -643,7 +662,7 @@ pub struct LineStateCosts {
     /// the other CPU modified, then a load of a second one it modified, then a spin
     /// on the clock (as `Env::work`): the stall of the two accesses (their time less
     /// that on owned lines), and how much of it the spin ran under (the stall without
-    /// the spin less the stall with it). A check of `run_ahead`.
+    /// the spin less the stall with it): `memory { rmw_run_ahead }`, the share.
     pub acquire_stall: f64,
     pub acquire_hidden: f64,
     /// The same with seven loads after the locked add, each address depending on the
@@ -1220,5 +1239,30 @@ mod tests {
             futex: None,
         }]);
         assert!(none.by_level.is_empty() && none.one_cpu.is_none() && none.futex.is_none());
+    }
+
+    /// The memory constants from one pass's line probes ([`pass`]: a load of a
+    /// modified line 45 ns, locked adds of 46 on a shared line and 4 on an owned one,
+    /// a spin hiding 18 of a 20 ns locked add, 90 of a chain): `upgrade` (46 − 4) /
+    /// 45, `run_ahead` 90, `rmw_run_ahead` 18 / 20; a locked add's stall too short to
+    /// tell a share of fits none, one the spin did not run under fits 0.
+    #[test]
+    fn the_memory_constants_are_fitted_from_the_line_probes() {
+        let f = fit(&pass(0.0, true).by_level);
+        assert!((f.upgrade.unwrap() - 42.0 / 45.0).abs() < 1e-9);
+        assert_eq!(f.run_ahead, Some(90.0));
+        assert!((f.rmw_run_ahead.unwrap() - 0.9).abs() < 1e-9);
+        let with = |stall: f64, hidden: f64| {
+            let mut p = pass(0.0, true);
+            let c = p.by_level.get_mut(&Distance::Llc).unwrap();
+            let l = c.line.as_mut().unwrap();
+            (l.acquire_stall, l.acquire_hidden) = (stall, hidden);
+            fit(&p.by_level).rmw_run_ahead
+        };
+        assert_eq!(with(89.5, 4.2).map(|r| (r * 100.0).round()), Some(5.0));
+        assert_eq!(with(80.8, 0.0), Some(0.0));
+        assert_eq!(with(5.0, 5.0), None);
+        let untimed = fit(&pass(0.0, false).by_level);
+        assert_eq!((untimed.upgrade, untimed.rmw_run_ahead), (None, None));
     }
 }

@@ -417,6 +417,9 @@ pub struct Measured {
     /// How much of an acquisition's stall the work after it runs under, when measured
     /// (`memory { run_ahead }`).
     pub run_ahead_ns: Option<f64>,
+    /// The share of a locked operation's stall the work after it runs under, when
+    /// measured (`memory { rmw_run_ahead }`).
+    pub rmw_run_ahead: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -467,7 +470,8 @@ pub fn topology_as_lab_with(
             s.push_str(&format!(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
-                 # run_ahead = the part of a chain of misses a spin after it runs under\n",
+                 # run_ahead = the part of a chain of misses a spin after it runs under,\n\
+                 # rmw_run_ahead = the share of a locked add's stall a spin after it runs under\n",
                 m.transfer_from
             ));
             m.transfer
@@ -523,6 +527,9 @@ pub fn topology_as_lab_with(
             if let Some(r) = m.run_ahead_ns {
                 // May be 0 (an in-order core, or nothing to overlap).
                 memory.push(format!("run_ahead = {}ns", r.round().max(0.0) as u64));
+            }
+            if let Some(r) = m.rmw_run_ahead {
+                memory.push(format!("rmw_run_ahead = {:.2}", r));
             }
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));

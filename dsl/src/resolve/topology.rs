@@ -373,7 +373,7 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade, run_ahead }`:
+    /// upgrade, run_ahead, rmw_run_ahead }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -400,6 +400,7 @@ impl Ctx<'_> {
                 "misses_in_flight",
                 "upgrade",
                 "run_ahead",
+                "rmw_run_ahead",
             ],
             &[],
         );
@@ -439,6 +440,16 @@ impl Ctx<'_> {
                 0.0..=1.0,
             )
         });
+        // A share of an RMW's wait: at most all of it.
+        let rmw_run_ahead = mo.get("rmw_run_ahead").map_or(Some(1.0), |v| {
+            self.real(
+                env,
+                file,
+                v,
+                "`rmw_run_ahead` (share of a locked operation's wait)",
+                0.0..=1.0,
+            )
+        });
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,
@@ -448,6 +459,7 @@ impl Ctx<'_> {
             misses_in_flight: mlp?,
             upgrade_ppm: (upgrade? * 1e6).round() as u32,
             run_ahead_ns: run_ahead?,
+            rmw_run_ahead_ppm: (rmw_run_ahead? * 1e6).round() as u32,
         })
     }
 

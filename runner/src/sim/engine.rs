@@ -9,7 +9,7 @@
 //! returns `Pending`. `wait_until` parks the thread on the line's watch list; a write
 //! to the line schedules a wake-up read for each watcher, queued like any request.
 //! Work (`Env::work`) and prefetches that follow a stall run under it as far as the
-//! topology's `memory { run_ahead }` says ([`Slot::hidden`]).
+//! topology's `memory { run_ahead, rmw_run_ahead }` say ([`RunAhead`]).
 //!
 //! Determinism: one binary heap ordered by (time, sequence number), the sequence
 //! number breaking ties in the order events were scheduled. Nothing depends on
@@ -57,7 +57,7 @@ pub(crate) enum Op {
     /// A pause or the loop's own instructions, jittered like every other duration.
     Delay(u64),
     /// `Env::work`: as `Delay`, but it runs under the thread's earlier stalls, as far
-    /// as the core runs ahead of them ([`Slot::hidden`]).
+    /// as the core runs ahead of them ([`RunAhead`]).
     Work(u64),
 }
 
@@ -79,18 +79,29 @@ struct Slot {
     /// The pending operation waited for the store buffer to drain and has not been
     /// issued yet: the resumed future issues it again.
     reissue: bool,
-    /// How much of the time this thread waited for misses since its last locked
-    /// read-modify-write began a following `work` may run under, and how much
-    /// earlier a following prefetch goes out (an out-of-order core executes
-    /// independent instructions while an access is outstanding): at most the
-    /// topology's `run_ahead`, used up by the work it hides. A locked RMW starts it
-    /// afresh (nothing runs ahead past one before it executes, so no earlier stall
-    /// reaches past it); a `pause`, a wake-up, a fence or a system call clears it (a
-    /// spin's exit is a mispredicted branch; the others let nothing past them).
-    hidden: u64,
+    /// How far the core ran ahead of the misses this thread waited for since its
+    /// last locked read-modify-write began. A locked RMW starts it afresh (nothing
+    /// runs ahead past one before it executes, so no earlier stall reaches past it);
+    /// a `pause`, a wake-up, a fence or a system call clears it (a spin's exit is a
+    /// mispredicted branch; the others let nothing past them).
+    ahead: RunAhead,
     /// The RMW being issued already waited for the store buffer to drain and was
     /// credited that wait: its reissue adds to the credit instead of starting it.
     drained: bool,
+}
+
+/// How much of a thread's waits for misses the instructions after them run under
+/// (an out-of-order core executes independent instructions while an access is
+/// outstanding), each at most the topology's `run_ahead`.
+#[derive(Debug, Clone, Copy, Default)]
+struct RunAhead {
+    /// How much earlier a following prefetch (an independent load) goes out.
+    loads: u64,
+    /// How much of a following `work` runs under them: as `loads`, but of a locked
+    /// RMW's own wait only the topology's `rmw_run_ahead` share (a core may hold
+    /// back the instructions after a locked one until it completes). Used up by the
+    /// work it hides, which also takes that much from `loads`.
+    work: u64,
 }
 
 /// Counters for the speed benchmark and tests.
@@ -117,6 +128,8 @@ pub(crate) struct Core {
     pause_ns: u64,
     /// The topology's `memory { run_ahead }`.
     run_ahead_ns: u64,
+    /// The topology's `memory { rmw_run_ahead }`, parts per million.
+    rmw_run_ahead_ppm: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -216,7 +229,7 @@ impl Core {
     #[inline]
     fn wake_read_issue(&mut self, tid: u32) -> u64 {
         let s = &mut self.slots[tid as usize];
-        s.hidden = 0;
+        s.ahead = RunAhead::default();
         let a = s.watch;
         self.counters.ops += 1;
         self.counters.wakes += 1;
@@ -231,12 +244,20 @@ impl Core {
         t.done
     }
 
-    /// Thread `tid` waits `ns` for memory: time a following `work` may run under.
+    /// Thread `tid` waits `ns` for memory (for a locked RMW if `locked`): time the
+    /// instructions after it may run under.
     #[inline]
-    fn stalled(&mut self, tid: u32, ns: u64) {
+    fn stalled(&mut self, tid: u32, ns: u64, locked: bool) {
         if self.run_ahead_ns > 0 {
-            let s = &mut self.slots[tid as usize];
-            s.hidden = (s.hidden + ns).min(self.run_ahead_ns);
+            let cap = self.run_ahead_ns;
+            let work = if locked {
+                (ns * self.rmw_run_ahead_ppm + 500_000) / 1_000_000
+            } else {
+                ns
+            };
+            let a = &mut self.slots[tid as usize].ahead;
+            a.loads = (a.loads + ns).min(cap);
+            a.work = (a.work + work).min(cap);
         }
     }
 
@@ -259,12 +280,12 @@ impl Core {
             // reissue of one that waited for the drain, credited below).
             let s = &mut self.slots[tid as usize];
             if !std::mem::take(&mut s.drained) {
-                s.hidden = 0;
+                s.ahead = RunAhead::default();
             }
             let drained = self.mem.drained_at(tid, self.now);
             if drained > self.now {
                 // Waiting for older stores' read-for-ownership misses.
-                self.stalled(tid, drained - self.now);
+                self.stalled(tid, drained - self.now, true);
                 self.slots[tid as usize].drained = true;
                 if !self.resume_at(drained, tid) {
                     self.slots[tid as usize].reissue = true;
@@ -285,9 +306,10 @@ impl Core {
             }
             Op::Work(ns) => {
                 let ns = self.mem.jitter(tid, ns);
-                let s = &mut self.slots[tid as usize];
-                let hide = s.hidden.min(ns);
-                s.hidden -= hide;
+                let a = &mut self.slots[tid as usize].ahead;
+                let hide = a.work.min(ns);
+                a.work -= hide;
+                a.loads -= hide;
                 let ns = ns - hide;
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
@@ -297,7 +319,7 @@ impl Core {
             Op::Fence => {
                 let done = self.mem.fence(tid, now);
                 // An `mfence` lets no later instruction run ahead of it.
-                self.slots[tid as usize].hidden = 0;
+                self.slots[tid as usize].ahead = RunAhead::default();
                 if done == now || self.resume_at(done, tid) {
                     return Some((0, true));
                 }
@@ -346,7 +368,7 @@ impl Core {
         // An independent miss goes out as soon as the core reaches it, which under a
         // stall it does early: as far ahead as the thread ran under its stalls.
         let ahead = if kind == Kind::Prefetch {
-            self.slots[tid as usize].hidden
+            self.slots[tid as usize].ahead.loads
         } else {
             0
         };
@@ -357,7 +379,7 @@ impl Core {
             self.counters.misses += 1;
             // Only a miss is a wait for memory: an atomic on an owned line costs
             // its own execution, which the work model already contains.
-            self.stalled(tid, t.done - now);
+            self.stalled(tid, t.done - now, kind == Kind::Rmw);
         }
         if t.stale {
             let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);
@@ -485,13 +507,14 @@ impl Machine {
                         next: Next::Resume,
                         watch: Addr::new(0, 0),
                         reissue: false,
-                        hidden: 0,
+                        ahead: RunAhead::default(),
                         drained: false,
                     };
                     n
                 ],
                 pause_ns: costs.pause_ns,
                 run_ahead_ns: costs.memory.run_ahead_ns,
+                rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),
@@ -816,7 +839,7 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
-        self.m.core.borrow_mut().slots[self.tid as usize].hidden = 0;
+        self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
         self.op(Op::Delay(ns))
     }
     #[inline]
@@ -826,7 +849,7 @@ impl Env for SimEnv<'_> {
             c.counters.pauses += 1;
             // A spin: its exit is mispredicted, so nothing runs ahead of what it
             // waited for.
-            c.slots[self.tid as usize].hidden = 0;
+            c.slots[self.tid as usize].ahead = RunAhead::default();
             c.pause_ns
         };
         self.op(Op::Delay(ns))

@@ -2,7 +2,7 @@
 
 use super::testkit::*;
 use crate::env::{Addr, Env, LineAlloc};
-use locklab_model::plan::{Machine as Spec, PlacementKind};
+use locklab_model::plan::{Machine as Spec, PlacementKind, WHOLE_PPM};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -1132,13 +1132,20 @@ enum Then {
     SyscallWork,
     FenceWork,
     PrefetchLoad,
+    LoadWork,
 }
 
 /// Thread 1 modifies two lines at 0; thread 0's swap on the first at 1,000 pays a
 /// remote transfer and the atomic (195 ns), then it does `then`: when it is done.
 fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
+    after_a_remote_rmw_stall(run_ahead, WHOLE_PPM, then)
+}
+
+/// [`after_a_remote_stall`] with `memory { rmw_run_ahead }` (parts per million).
+fn after_a_remote_rmw_stall(run_ahead: u64, rmw_run_ahead_ppm: u32, then: Then) -> u64 {
     let mut m = spec(2, 2, 1, 10, 50, 190);
     m.costs.memory.run_ahead_ns = run_ahead;
+    m.costs.memory.rmw_run_ahead_ppm = rmw_run_ahead_ppm;
     let sl = slots(&m, PlacementKind::Scatter, 2);
     let mach = machine(&m, &sl, 2, 1);
     let (a, b) = (Addr::new(0, 0), Addr::new(1, 0));
@@ -1177,6 +1184,10 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
                     Then::PrefetchLoad => {
                         e0.prefetch(b).await;
                         assert_eq!(e0.load(b, Relaxed).await, 7);
+                    }
+                    Then::LoadWork => {
+                        assert_eq!(e0.load(b, Relaxed).await, 7);
+                        e0.work(300).await;
                     }
                 }
                 end.set(e0.now());
@@ -1226,4 +1237,24 @@ fn an_independent_miss_goes_out_under_an_earlier_stall() {
     assert_eq!(after_a_remote_stall(0, Then::PrefetchLoad), 1_385);
     assert_eq!(after_a_remote_stall(1_000, Then::PrefetchLoad), 1_195);
     assert_eq!(after_a_remote_stall(100, Then::PrefetchLoad), 1_285);
+}
+
+/// `memory { rmw_run_ahead }`: of a locked RMW's own stall, the work after it runs
+/// under only that share (a core that holds back the instructions after a locked one
+/// until it completes: 0), while an independent load still goes out under all of it.
+/// After the 195 ns swap ([`after_a_remote_stall`]), with 1 µs of run-ahead: 300 ns of
+/// work end at 1,495 with none of the swap's stall (as without run-ahead), 1,397 with
+/// half (98 ns hidden), 1,300 with all of it; the prefetched load still arrives as the
+/// swap completes (1,195). A load miss after the swap (190 ns, to 1,385) is a stall
+/// the work runs under in full whatever the share: 300 ns of work hide 190 of it and
+/// end at 1,495 with none of the swap's, at 1,385 with all of it.
+#[test]
+fn work_runs_under_a_locked_operations_stall_only_as_far_as_its_share() {
+    let with_share = |ppm, then| after_a_remote_rmw_stall(1_000, ppm, then);
+    assert_eq!(with_share(0, Then::Work), 1_495);
+    assert_eq!(with_share(500_000, Then::Work), 1_397);
+    assert_eq!(with_share(WHOLE_PPM, Then::Work), 1_300);
+    assert_eq!(with_share(0, Then::PrefetchLoad), 1_195);
+    assert_eq!(with_share(0, Then::LoadWork), 1_495);
+    assert_eq!(with_share(WHOLE_PPM, Then::LoadWork), 1_385);
 }

@@ -298,6 +298,18 @@ pub struct Memory {
     /// instruction); 0: the work waits for it. Left out of a plan at its default.
     #[serde(default = "whole_ppm", skip_serializing_if = "is_whole_ppm")]
     pub rmw_run_ahead_ppm: u32,
+    /// How much of a writer's read-for-ownership a spinner's re-read overlaps, in
+    /// parts per million of it: the spinner, invalidated when the request starts,
+    /// sends its re-read that much before the write's commit (its data still comes
+    /// a transfer after it leaves, never before the commit). 0 (the default): the
+    /// re-read leaves at the commit, and a store hand-off to a spinner costs the
+    /// writer's request and then the re-read. Left out of a plan when 0.
+    #[serde(default, skip_serializing_if = "is_zero_ppm")]
+    pub reread_overlap_ppm: u32,
+}
+
+fn is_zero_ppm(v: &u32) -> bool {
+    *v == 0
 }
 
 /// A share of 1, in parts per million.
@@ -336,6 +348,7 @@ impl Memory {
             upgrade_ppm: FULL_TRANSFER_PPM,
             run_ahead_ns: 0,
             rmw_run_ahead_ppm: WHOLE_PPM,
+            reread_overlap_ppm: 0,
         }
     }
 }

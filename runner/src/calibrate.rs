@@ -272,11 +272,16 @@ struct PairCosts {
 ///   a locked add (the same probe, the same level);
 /// - `rmw_run_ahead`: what such a spin hid of a locked add's stall (with one load
 ///   beside it), over that stall, within [0, 1]; not fitted where the stall is under
-///   [`RMW_STALL_MIN_NS`] (too little to tell a share of).
+///   [`RMW_STALL_MIN_NS`] (too little to tell a share of);
+/// - `reread_overlap`: from the load/store hand-off at that level, one way. Without
+///   overlap the simulator prices it as the writer's upgrade (`upgrade` × `T`), the
+///   spinner's wait for its `pause` to end (half a `pause` on average) and its
+///   re-read (`T`); the share of the upgrade the re-read must overlap for the sum to
+///   be the measured hand-off, within [0, 1] (needs `pause`, measured on one CPU).
 ///
-/// The hand-offs are not fitted: they check the result (the simulator prices a CAS
-/// hand-off as a transfer plus the atomic, a load/store hand-off as one transfer).
-fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> Fitted {
+/// The CAS hand-off is not fitted: it checks the result (the simulator prices it as
+/// a transfer plus the atomic, and the waiter's polling delay).
+fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
     let transfer: BTreeMap<Distance, f64> = by_level
         .iter()
         .map(|(d, p)| {
@@ -289,14 +294,22 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>) -> Fitted {
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l)));
+        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.load_store)));
+    let upgrade = fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0));
+    let reread_overlap = match (fitted, upgrade, pause) {
+        (Some((t, _, Some(hand_off))), Some(u), Some(pause)) if u * t >= 1.0 => {
+            Some(((u * t + pause / 2.0 + t - hand_off) / (u * t)).clamp(0.0, 1.0))
+        }
+        _ => None,
+    };
     Fitted {
-        upgrade: fitted.map(|(t, l)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0)),
-        run_ahead: fitted.map(|(_, l)| l.run_ahead.max(0.0)),
-        rmw_run_ahead: fitted.and_then(|(_, l)| {
+        upgrade,
+        run_ahead: fitted.map(|(_, l, _)| l.run_ahead.max(0.0)),
+        rmw_run_ahead: fitted.and_then(|(_, l, _)| {
             (l.acquire_stall >= RMW_STALL_MIN_NS)
                 .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
         }),
+        reread_overlap,
         transfer,
     }
 }
@@ -312,6 +325,7 @@ struct Fitted {
     upgrade: Option<f64>,
     run_ahead: Option<f64>,
     rmw_run_ahead: Option<f64>,
+    reread_overlap: Option<f64>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -588,7 +602,8 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         upgrade,
         run_ahead,
         rmw_run_ahead,
-    } = fit(&by_level);
+        reread_overlap,
+    } = fit(&by_level, one_cpu.map(|o| o.pause));
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
         .or(get(Distance::Socket))
@@ -610,6 +625,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             // at the level `upgrade` is fitted at.
             run_ahead_ns: run_ahead,
             rmw_run_ahead,
+            reread_overlap,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -1248,7 +1264,7 @@ mod tests {
     /// tell a share of fits none, one the spin did not run under fits 0.
     #[test]
     fn the_memory_constants_are_fitted_from_the_line_probes() {
-        let f = fit(&pass(0.0, true).by_level);
+        let f = fit(&pass(0.0, true).by_level, Some(40.0));
         assert!((f.upgrade.unwrap() - 42.0 / 45.0).abs() < 1e-9);
         assert_eq!(f.run_ahead, Some(90.0));
         assert!((f.rmw_run_ahead.unwrap() - 0.9).abs() < 1e-9);
@@ -1257,12 +1273,26 @@ mod tests {
             let c = p.by_level.get_mut(&Distance::Llc).unwrap();
             let l = c.line.as_mut().unwrap();
             (l.acquire_stall, l.acquire_hidden) = (stall, hidden);
-            fit(&p.by_level).rmw_run_ahead
+            fit(&p.by_level, Some(40.0)).rmw_run_ahead
         };
         assert_eq!(with(89.5, 4.2).map(|r| (r * 100.0).round()), Some(5.0));
         assert_eq!(with(80.8, 0.0), Some(0.0));
         assert_eq!(with(5.0, 5.0), None);
-        let untimed = fit(&pass(0.0, false).by_level);
+        let untimed = fit(&pass(0.0, false).by_level, Some(40.0));
         assert_eq!((untimed.upgrade, untimed.rmw_run_ahead), (None, None));
+        // The load/store hand-off, 48 ns one way: without overlap 42 (the upgrade)
+        // + 20 (half a pause) + 45 (the re-read) = 107, so the re-read overlaps
+        // (107 - 48) / 42 of the upgrade: all of it (clamped). Where it costs what
+        // no overlap gives, none; halfway, half. Without the pause, not fitted.
+        assert_eq!(f.reread_overlap, Some(1.0));
+        let hand_off = |ns: f64, pause: Option<f64>| {
+            let mut p = pass(0.0, true);
+            p.by_level.get_mut(&Distance::Llc).unwrap().load_store = Some(ns);
+            fit(&p.by_level, pause).reread_overlap
+        };
+        assert_eq!(hand_off(107.0, Some(40.0)), Some(0.0));
+        assert_eq!(hand_off(86.0, Some(40.0)), Some(0.5));
+        assert_eq!(hand_off(48.0, None), None);
+        assert_eq!(untimed.reread_overlap, None);
     }
 }

@@ -420,6 +420,9 @@ pub struct Measured {
     /// The share of a locked operation's stall the work after it runs under, when
     /// measured (`memory { rmw_run_ahead }`).
     pub rmw_run_ahead: Option<f64>,
+    /// The share of a writer's ownership request a spinner's re-read overlaps, when
+    /// measured (`memory { reread_overlap }`).
+    pub reread_overlap: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -471,7 +474,8 @@ pub fn topology_as_lab_with(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
-                 # rmw_run_ahead = the share of a locked add's stall a spin after it runs under\n",
+                 # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
+                 # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off\n",
                 m.transfer_from
             ));
             m.transfer
@@ -530,6 +534,9 @@ pub fn topology_as_lab_with(
             }
             if let Some(r) = m.rmw_run_ahead {
                 memory.push(format!("rmw_run_ahead = {:.2}", r));
+            }
+            if let Some(r) = m.reread_overlap {
+                memory.push(format!("reread_overlap = {:.2}", r));
             }
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));

@@ -373,7 +373,7 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade, run_ahead, rmw_run_ahead }`:
+    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -401,6 +401,7 @@ impl Ctx<'_> {
                 "upgrade",
                 "run_ahead",
                 "rmw_run_ahead",
+                "reread_overlap",
             ],
             &[],
         );
@@ -429,27 +430,30 @@ impl Ctx<'_> {
             .map_or(Some(d.misses_in_flight), |v| {
                 self.count(env, file, v, "`misses_in_flight`", 1)
             });
-        // A fraction of the transfer: above 1 an upgrade would cost more than
-        // fetching the line, which no coherence protocol does.
-        let upgrade = mo.get("upgrade").map_or(Some(1.0), |v| {
-            self.real(
-                env,
-                file,
-                v,
-                "`upgrade` (fraction of a transfer)",
-                0.0..=1.0,
-            )
-        });
-        // A share of an RMW's wait: at most all of it.
-        let rmw_run_ahead = mo.get("rmw_run_ahead").map_or(Some(1.0), |v| {
-            self.real(
-                env,
-                file,
-                v,
-                "`rmw_run_ahead` (share of a locked operation's wait)",
-                0.0..=1.0,
-            )
-        });
+        // Shares within [0, 1], in parts per million. Above 1 an upgrade would cost
+        // more than fetching the line, which no coherence protocol does; the others
+        // are shares of a wait.
+        let mut share = |key: &str, what: &str, default: u32| {
+            mo.get(key).map_or(Some(default), |v| {
+                self.real(env, file, v, what, 0.0..=1.0)
+                    .map(|f| (f * 1e6).round() as u32)
+            })
+        };
+        let upgrade = share(
+            "upgrade",
+            "`upgrade` (fraction of a transfer)",
+            d.upgrade_ppm,
+        );
+        let rmw_run_ahead = share(
+            "rmw_run_ahead",
+            "`rmw_run_ahead` (share of a locked operation's wait)",
+            d.rmw_run_ahead_ppm,
+        );
+        let reread_overlap = share(
+            "reread_overlap",
+            "`reread_overlap` (share of a writer's ownership request)",
+            d.reread_overlap_ppm,
+        );
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,
@@ -457,9 +461,10 @@ impl Ctx<'_> {
             store_buffer: store_buffer?,
             fence_ns: fence?,
             misses_in_flight: mlp?,
-            upgrade_ppm: (upgrade? * 1e6).round() as u32,
+            upgrade_ppm: upgrade?,
             run_ahead_ns: run_ahead?,
-            rmw_run_ahead_ppm: (rmw_run_ahead? * 1e6).round() as u32,
+            rmw_run_ahead_ppm: rmw_run_ahead?,
+            reread_overlap_ppm: reread_overlap?,
         })
     }
 

@@ -24,6 +24,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.upgrade_ppm, 1_000_000);
     assert_eq!(c.memory.run_ahead_ns, 0);
     assert_eq!(c.memory.rmw_run_ahead_ppm, 1_000_000);
+    assert_eq!(c.memory.reread_overlap_ppm, 0);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
     assert_eq!(c.futex, Futex::DEFAULT);
@@ -34,7 +35,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25 }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75 }
   jitter = 0.05
   overhead = 8ns
 }",
@@ -54,6 +55,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.upgrade_ppm, 120_000);
     assert_eq!(m.run_ahead_ns, 160);
     assert_eq!(m.rmw_run_ahead_ppm, 250_000);
+    assert_eq!(m.reread_overlap_ppm, 750_000);
     assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
     let off =
@@ -90,6 +92,11 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
     )
     .unwrap_err();
     assert!(e.contains("rmw_run_ahead"), "{e}");
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { reread_overlap = 1.5 } }",
+    )
+    .unwrap_err();
+    assert!(e.contains("reread_overlap"), "{e}");
 }
 
 #[test]

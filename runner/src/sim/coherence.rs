@@ -245,6 +245,10 @@ pub(crate) struct Line {
     /// Threads parked by `wait_until`, a FIFO list threaded through `Memory::next`.
     pub watch_head: u32,
     pub watch_tail: u32,
+    /// When the last write's read-for-ownership started, if it invalidated other
+    /// copies (else its commit): where a spinner's re-read may leave from
+    /// (`memory { reread_overlap }`, [`Memory::woken_load`]).
+    pub invalidated_at: u64,
 }
 
 impl Line {
@@ -260,6 +264,7 @@ impl Line {
             stale_readers: Bits::default(),
             watch_head: NONE,
             watch_tail: NONE,
+            invalidated_at: 0,
         }
     }
 }
@@ -473,7 +478,7 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let done = self.read_miss(x, line, now);
+                let done = self.read_miss(x, line, now, None);
                 Timing {
                     done,
                     visible: done,
@@ -498,7 +503,7 @@ impl Memory {
                 } else {
                     room
                 };
-                let arrives = self.read_miss(x, line, at).max(now);
+                let arrives = self.read_miss(x, line, at, None).max(now);
                 self.harts[x as usize].fills.push(arrives);
                 Timing {
                     done: now,
@@ -518,8 +523,10 @@ impl Memory {
                 // (the core does not wait for older stores to commit before asking
                 // for the line); the store commits, in order, once it has the line
                 // and every older store has committed. The line stays ours until then.
-                let commit = (issued.max(l.busy_until) + lat).max(after);
+                let start = issued.max(l.busy_until);
+                let commit = (start + lat).max(after);
                 l.busy_until = commit;
+                l.invalidated_at = if miss { start } else { commit };
                 if commit > now {
                     // Until it commits, the other copies stay valid, with the old value.
                     l.pending.retain(|p| p.commit > now);
@@ -546,8 +553,10 @@ impl Memory {
                 let (lat, miss) = self.ownership(x, line);
                 let lat = self.jitter(x, lat + self.fabric.atomic_ns);
                 let l = &mut self.lines[line as usize];
-                let done = drained.max(l.busy_until) + lat;
+                let start = drained.max(l.busy_until);
+                let done = start + lat;
                 l.busy_until = done;
+                l.invalidated_at = if miss { start } else { done };
                 self.take(x, line);
                 Timing {
                     done,
@@ -556,6 +565,36 @@ impl Memory {
                     stale: false,
                 }
             }
+        }
+    }
+
+    /// The re-read of a spinner woken by a write to `line`, issued at `now`: a load,
+    /// except that when the spinner's copy was invalidated before the write
+    /// committed, its miss left up to `head_start` ns earlier (but not before the
+    /// invalidation; `memory { reread_overlap }`). Its data comes a transfer after it
+    /// left, and no earlier than the line is free, so never before the commit.
+    #[inline]
+    pub fn woken_load(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+        if head_start == 0 {
+            return self.access(x, line, Kind::Load, now);
+        }
+        // A newer store in flight, or a copy read since: as any load.
+        if let Some(t) = self.read_before_commit(x, line, now) {
+            return t;
+        }
+        let l = &self.lines[line as usize];
+        if l.sharers.contains(x) {
+            return self.access(x, line, Kind::Load, now);
+        }
+        let sent = now
+            .saturating_sub(head_start)
+            .max(l.invalidated_at.min(now));
+        let done = self.read_miss(x, line, now, Some(sent));
+        Timing {
+            done,
+            visible: done,
+            miss: true,
+            stale: false,
         }
     }
 
@@ -644,8 +683,11 @@ impl Memory {
     }
 
     /// A read miss by `x` issued at `at` (`x` holds no copy): when its data arrives.
+    /// `sent`: when the request left, if before `at` (a woken spinner's re-read,
+    /// [`Memory::woken_load`]); its data then arrives a transfer after that, but not
+    /// before the line is free.
     #[inline]
-    fn read_miss(&mut self, x: u32, line: u32, at: u64) -> u64 {
+    fn read_miss(&mut self, x: u32, line: u32, at: u64, sent: Option<u64>) -> u64 {
         let fab = &self.fabric;
         let l = &self.lines[line as usize];
         let (lat, after) = if l.owner != NONE {
@@ -667,7 +709,11 @@ impl Memory {
         let lat = self.jitter(x, lat);
         let l = &mut self.lines[line as usize];
         let s = at.max(l.busy_until);
-        let done = (s + lat).max(after);
+        let done = match sent {
+            Some(sent) => s.max(sent + lat),
+            None => s + lat,
+        }
+        .max(after);
         l.busy_until = s + occupancy;
         l.owner = NONE;
         l.sharers.insert(x);

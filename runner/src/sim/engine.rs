@@ -88,6 +88,9 @@ struct Slot {
     /// The RMW being issued already waited for the store buffer to drain and was
     /// credited that wait: its reissue adds to the credit instead of starting it.
     drained: bool,
+    /// A woken watcher's re-read left this long before it is issued (the write's
+    /// invalidation reached it first; `memory { reread_overlap }`).
+    head_start: u64,
 }
 
 /// How much of a thread's waits for misses the instructions after them run under
@@ -130,6 +133,8 @@ pub(crate) struct Core {
     run_ahead_ns: u64,
     /// The topology's `memory { rmw_run_ahead }`, parts per million.
     rmw_run_ahead_ppm: u64,
+    /// The topology's `memory { reread_overlap }`, parts per million.
+    reread_overlap_ppm: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -195,6 +200,7 @@ impl Core {
         while t != NONE {
             let next = self.mem.next[t as usize];
             self.mem.next[t as usize] = NONE;
+            self.slots[t as usize].head_start = self.head_start(line, time, 0);
             let at = self.wake_time(t, time);
             if at == self.now {
                 self.wake_read(t);
@@ -217,6 +223,18 @@ impl Core {
         time + self.mem.phase(tid, self.pause_ns)
     }
 
+    /// How long before a write's commit at `commit` a spinner whose copy it
+    /// invalidates sends its re-read: `reread_overlap` of the write's ownership
+    /// request, counted from its start (or from `from`, if later).
+    #[inline]
+    fn head_start(&self, line: u32, commit: u64, from: u64) -> u64 {
+        if self.reread_overlap_ppm == 0 {
+            return 0;
+        }
+        let start = self.mem.lines[line as usize].invalidated_at.max(from);
+        (commit.saturating_sub(start) * self.reread_overlap_ppm + 500_000) / 1_000_000
+    }
+
     /// The re-read of a woken watcher, issued now; schedules its resumption.
     #[inline]
     fn wake_read(&mut self, tid: u32) {
@@ -230,10 +248,10 @@ impl Core {
     fn wake_read_issue(&mut self, tid: u32) -> u64 {
         let s = &mut self.slots[tid as usize];
         s.ahead = RunAhead::default();
-        let a = s.watch;
+        let (a, head_start) = (s.watch, std::mem::take(&mut s.head_start));
         self.counters.ops += 1;
         self.counters.wakes += 1;
-        let t = self.mem.access(tid, a.line, Kind::Load, self.now);
+        let t = self.mem.woken_load(tid, a.line, self.now, head_start);
         if t.miss {
             self.counters.misses += 1;
         }
@@ -335,6 +353,7 @@ impl Core {
                     // Our copy still holds the value seen, and a store to the line is
                     // in flight: its commit invalidates our copy; re-read then.
                     self.slots[tid as usize].watch = a;
+                    self.slots[tid as usize].head_start = self.head_start(a.line, at, now);
                     let at = self.wake_time(tid, at);
                     self.schedule(at, tid, Next::WakeRead);
                     return None;
@@ -509,12 +528,14 @@ impl Machine {
                         reissue: false,
                         ahead: RunAhead::default(),
                         drained: false,
+                        head_start: 0,
                     };
                     n
                 ],
                 pause_ns: costs.pause_ns,
                 run_ahead_ns: costs.memory.run_ahead_ns,
                 rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
+                reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),

@@ -92,6 +92,45 @@ fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
     assert!(per_round >= 2 * (190 + 5), "{per_round}");
 }
 
+/// `memory { reread_overlap }`: a spinner whose copy a writer's read-for-ownership
+/// invalidates sends its re-read that share of the request before the commit (the
+/// data still comes a transfer after it leaves, never before the commit). Across
+/// sockets (190 ns), with all of it, a pass of the load/store ping-pong is one
+/// transfer: the re-read, sent as the writer's upgrade starts, arrives as it commits,
+/// and the next writer's request waits for the read's occupancy of the line (5 ns):
+/// 195 a pass. With half, the re-read leaves 95 ns into the upgrade and arrives 190
+/// later: 285 a pass. With a cheap upgrade (0.25: 48 ns) and all of it, the re-read's
+/// transfer is the pass: 190. Without it: two transfers, 380.
+#[test]
+fn a_spinners_reread_overlaps_the_writers_ownership_request_by_its_share() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    assert_eq!(round_trip(&m, false), 2 * 380);
+    m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
+    assert_eq!(round_trip(&m, false), 2 * 195);
+    m.costs.memory.reread_overlap_ppm = WHOLE_PPM / 2;
+    assert_eq!(round_trip(&m, false), 2 * 285);
+    m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
+    m.costs.memory.upgrade_ppm = 250_000;
+    assert_eq!(round_trip(&m, false), 2 * 190);
+    // An MCS hand-off on one socket: the releaser's request for the successor's
+    // flag line and the successor's re-read overlap: one transfer (50), not two.
+    let mcs = Single {
+        placement: PlacementKind::Compact,
+        threads: 4,
+        kind: Kind::Mcs,
+        lines: 2,
+        cs: 300,
+        outside: 0,
+        warmup: 20_000,
+        duration: 200_000,
+        seed: 3,
+    };
+    let mut m = spec(4, 4, 1, 10, 50, 190);
+    assert_eq!(mcs.run(&m).mean_handoff_ns, 100.0);
+    m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
+    assert_eq!(mcs.run(&m).mean_handoff_ns, 50.0);
+}
+
 /// A TTAS release starts a herd: every spinner re-reads the freed line and swaps,
 /// and the swaps (read-for-ownership plus atomic, 55 ns each) queue on the line. The
 /// first re-reader wins two transfers and one swap after the release; the line stays

@@ -112,23 +112,6 @@ fn a_spinners_reread_overlaps_the_writers_ownership_request_by_its_share() {
     m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
     m.costs.memory.upgrade_ppm = 250_000;
     assert_eq!(round_trip(&m, false), 2 * 190);
-    // An MCS hand-off on one socket: the releaser's request for the successor's
-    // flag line and the successor's re-read overlap: one transfer (50), not two.
-    let mcs = Single {
-        placement: PlacementKind::Compact,
-        threads: 4,
-        kind: Kind::Mcs,
-        lines: 2,
-        cs: 300,
-        outside: 0,
-        warmup: 20_000,
-        duration: 200_000,
-        seed: 3,
-    };
-    let mut m = spec(4, 4, 1, 10, 50, 190);
-    assert_eq!(mcs.run(&m).mean_handoff_ns, 100.0);
-    m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
-    assert_eq!(mcs.run(&m).mean_handoff_ns, 50.0);
 }
 
 /// A TTAS release starts a herd: every spinner re-reads the freed line and swaps,
@@ -182,36 +165,25 @@ fn a_ttas_release_starts_a_herd_of_swaps_one_rfo_each() {
 /// successor's re-read), whatever the number of waiters (local spinning).
 #[test]
 fn mcs_handoff_is_two_transfers_and_does_not_grow_with_waiters() {
-    let m = spec(4, 4, 1, 10, 50, 190);
+    let mcs = |placement, threads| Single {
+        placement,
+        threads,
+        kind: Kind::Mcs,
+        lines: 2,
+        cs: 300,
+        outside: 0,
+        warmup: 20_000,
+        duration: 200_000,
+        seed: 3,
+    };
+    let mut m = spec(4, 4, 1, 10, 50, 190);
     for threads in [4, 16] {
         // Scatter: consecutive threads on different sockets, FIFO order keeps
         // hand-offs mostly remote; one socket (compact, 4 threads): all at 2 × 50 ns.
-        let r = Single {
-            placement: PlacementKind::Compact,
-            threads: threads.min(4),
-            kind: Kind::Mcs,
-            lines: 2,
-            cs: 300,
-            outside: 0,
-            warmup: 20_000,
-            duration: 200_000,
-            seed: 3,
-        }
-        .run(&m);
+        let r = mcs(PlacementKind::Compact, threads.min(4)).run(&m);
         assert_eq!(r.violations, 0);
         assert_eq!(r.mean_handoff_ns, 100.0);
-        let r = Single {
-            placement: PlacementKind::Scatter,
-            threads,
-            kind: Kind::Mcs,
-            lines: 2,
-            cs: 300,
-            outside: 0,
-            warmup: 20_000,
-            duration: 200_000,
-            seed: 3,
-        }
-        .run(&m);
+        let r = mcs(PlacementKind::Scatter, threads).run(&m);
         assert_eq!(r.violations, 0);
         // FIFO over threads on distinct sockets in turn: every hand-off is remote, two
         // remote transfers, up to one more when the release queues behind the
@@ -222,6 +194,10 @@ fn mcs_handoff_is_two_transfers_and_does_not_grow_with_waiters() {
             r.mean_handoff_ns
         );
     }
+    // With `memory { reread_overlap = 1 }` the releaser's request for the
+    // successor's flag line and the successor's re-read overlap: one transfer.
+    m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
+    assert_eq!(mcs(PlacementKind::Compact, 4).run(&m).mean_handoff_ns, 50.0);
 }
 
 /// A FIFO lock at saturation: throughput = 1 / (critical section + hand-off), where

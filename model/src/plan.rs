@@ -300,10 +300,11 @@ pub struct Memory {
     pub rmw_run_ahead_ppm: u32,
     /// How much of a writer's read-for-ownership a spinner's re-read overlaps, in
     /// parts per million of it: the spinner, invalidated when the request starts,
-    /// sends its re-read that much before the write's commit (its data still comes
-    /// a transfer after it leaves, never before the commit). 0 (the default): the
-    /// re-read leaves at the commit, and a store hand-off to a spinner costs the
-    /// writer's request and then the re-read. Left out of a plan when 0.
+    /// sends its re-read that much earlier than after the write's commit and the end
+    /// of its `pause` (its data still comes a transfer after it leaves, never before
+    /// the commit). 0 (the default): the re-read leaves then, and a store hand-off
+    /// to a spinner costs the writer's request and then the re-read. Left out of a
+    /// plan when 0.
     #[serde(default, skip_serializing_if = "is_zero_ppm")]
     pub reread_overlap_ppm: u32,
 }

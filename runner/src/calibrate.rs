@@ -272,12 +272,13 @@ struct PairCosts {
 ///   a locked add (the same probe, the same level);
 /// - `rmw_run_ahead`: what such a spin hid of a locked add's stall (with one load
 ///   beside it), over that stall, within [0, 1]; not fitted where the stall is under
-///   [`RMW_STALL_MIN_NS`] (too little to tell a share of);
+///   [`SHARE_MIN_NS`] (too little to tell a share of);
 /// - `reread_overlap`: from the load/store hand-off at that level, one way. Without
 ///   overlap the simulator prices it as the writer's upgrade (`upgrade` × `T`), the
 ///   spinner's wait for its `pause` to end (half a `pause` on average) and its
 ///   re-read (`T`); the share of the upgrade the re-read must overlap for the sum to
-///   be the measured hand-off, within [0, 1] (needs `pause`, measured on one CPU).
+///   be the measured hand-off, within [0, 1] (needs `pause`, measured on one CPU,
+///   and an upgrade of at least [`SHARE_MIN_NS`]).
 ///
 /// The CAS hand-off is not fitted: it checks the result (the simulator prices it as
 /// a transfer plus the atomic, and the waiter's polling delay).
@@ -297,7 +298,7 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.load_store)));
     let upgrade = fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0));
     let reread_overlap = match (fitted, upgrade, pause) {
-        (Some((t, _, Some(hand_off))), Some(u), Some(pause)) if u * t >= 1.0 => {
+        (Some((t, _, Some(hand_off))), Some(u), Some(pause)) if u * t >= SHARE_MIN_NS => {
             Some(((u * t + pause / 2.0 + t - hand_off) / (u * t)).clamp(0.0, 1.0))
         }
         _ => None,
@@ -306,7 +307,7 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         upgrade,
         run_ahead: fitted.map(|(_, l, _)| l.run_ahead.max(0.0)),
         rmw_run_ahead: fitted.and_then(|(_, l, _)| {
-            (l.acquire_stall >= RMW_STALL_MIN_NS)
+            (l.acquire_stall >= SHARE_MIN_NS)
                 .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
         }),
         reread_overlap,
@@ -314,10 +315,10 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
     }
 }
 
-/// The least stall of a locked add (and the load beside it) whose hidden share
-/// `rmw_run_ahead` is fitted from: below it the TSC's steps and the timer's own
-/// noise are a large part of the stall.
-const RMW_STALL_MIN_NS: f64 = 10.0;
+/// The least duration a share is fitted over (`rmw_run_ahead`: the stall of a
+/// locked add and the load beside it; `reread_overlap`: the writer's upgrade): below
+/// it the TSC's steps and the timer's own noise are a large part of it.
+const SHARE_MIN_NS: f64 = 10.0;
 
 /// The constants `fit` derives.
 struct Fitted {

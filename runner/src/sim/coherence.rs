@@ -249,6 +249,9 @@ pub(crate) struct Line {
     /// copies (else its commit): where a spinner's re-read may leave from
     /// (`memory { reread_overlap }`, [`Memory::woken_load`]).
     pub invalidated_at: u64,
+    /// How long that read-for-ownership itself took (0 if it invalidated nothing):
+    /// not the wait for older stores to commit, nor an RMW's own atomic.
+    pub request_ns: u64,
 }
 
 impl Line {
@@ -265,6 +268,7 @@ impl Line {
             watch_head: NONE,
             watch_tail: NONE,
             invalidated_at: 0,
+            request_ns: 0,
         }
     }
 }
@@ -526,7 +530,7 @@ impl Memory {
                 let start = issued.max(l.busy_until);
                 let commit = (start + lat).max(after);
                 l.busy_until = commit;
-                l.invalidated_at = if miss { start } else { commit };
+                (l.invalidated_at, l.request_ns) = if miss { (start, lat) } else { (commit, 0) };
                 if commit > now {
                     // Until it commits, the other copies stay valid, with the old value.
                     l.pending.retain(|p| p.commit > now);
@@ -556,7 +560,11 @@ impl Memory {
                 let start = drained.max(l.busy_until);
                 let done = start + lat;
                 l.busy_until = done;
-                l.invalidated_at = if miss { start } else { done };
+                (l.invalidated_at, l.request_ns) = if miss {
+                    (start, lat.saturating_sub(self.fabric.atomic_ns))
+                } else {
+                    (done, 0)
+                };
                 self.take(x, line);
                 Timing {
                     done,
@@ -568,11 +576,12 @@ impl Memory {
         }
     }
 
-    /// The re-read of a spinner woken by a write to `line`, issued at `now`: a load,
-    /// except that when the spinner's copy was invalidated before the write
-    /// committed, its miss left up to `head_start` ns earlier (but not before the
-    /// invalidation; `memory { reread_overlap }`). Its data comes a transfer after it
-    /// left, and no earlier than the line is free, so never before the commit.
+    /// The re-read of a spinner woken by a write to `line`, issued at `now` (when the
+    /// write is visible and the spinner's pause has ended): a load, except that its
+    /// miss left up to `head_start` ns earlier, but not before the write's
+    /// read-for-ownership invalidated the spinner's copy (`memory { reread_overlap }`).
+    /// Its data comes a transfer after it left, and no earlier than the line is free,
+    /// so never before the commit.
     #[inline]
     pub fn woken_load(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
         if head_start == 0 {

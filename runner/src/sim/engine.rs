@@ -193,6 +193,7 @@ impl Core {
     /// (in watch order, right after the write), saving an event per watcher.
     #[inline]
     fn wake_watchers(&mut self, line: u32, time: u64) {
+        let head_start = self.head_start(line, time, 0);
         let l = &mut self.mem.lines[line as usize];
         let mut t = l.watch_head;
         l.watch_head = NONE;
@@ -200,7 +201,7 @@ impl Core {
         while t != NONE {
             let next = self.mem.next[t as usize];
             self.mem.next[t as usize] = NONE;
-            self.slots[t as usize].head_start = self.head_start(line, time, 0);
+            self.slots[t as usize].head_start = head_start;
             let at = self.wake_time(t, time);
             if at == self.now {
                 self.wake_read(t);
@@ -223,16 +224,18 @@ impl Core {
         time + self.mem.phase(tid, self.pause_ns)
     }
 
-    /// How long before a write's commit at `commit` a spinner whose copy it
-    /// invalidates sends its re-read: `reread_overlap` of the write's ownership
-    /// request, counted from its start (or from `from`, if later).
+    /// How much earlier than after a write's commit at `commit` (and the end of its
+    /// `pause`) a spinner whose copy the write invalidates sends its re-read:
+    /// `reread_overlap` of the write's read-for-ownership, and no more than the time
+    /// from that request's start (or from `from`, if later) to the commit.
     #[inline]
     fn head_start(&self, line: u32, commit: u64, from: u64) -> u64 {
         if self.reread_overlap_ppm == 0 {
             return 0;
         }
-        let start = self.mem.lines[line as usize].invalidated_at.max(from);
-        (commit.saturating_sub(start) * self.reread_overlap_ppm + 500_000) / 1_000_000
+        let l = &self.mem.lines[line as usize];
+        let overlap = (l.request_ns * self.reread_overlap_ppm + 500_000) / 1_000_000;
+        overlap.min(commit.saturating_sub(l.invalidated_at.max(from)))
     }
 
     /// The re-read of a woken watcher, issued now; schedules its resumption.
@@ -327,7 +330,7 @@ impl Core {
                 let a = &mut self.slots[tid as usize].ahead;
                 let hide = a.work.min(ns);
                 a.work -= hide;
-                a.loads -= hide;
+                a.loads = a.loads.saturating_sub(hide);
                 let ns = ns - hide;
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));

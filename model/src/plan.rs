@@ -328,9 +328,6 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-/// [`Memory::upgrade_ppm`]'s default: an upgrade costs a whole transfer.
-pub const FULL_TRANSFER_PPM: u32 = WHOLE_PPM;
-
 impl Memory {
     /// x86-TSO with the constants derived from the same-LLC transfer and the atomic:
     /// an LLC hit 40 % of the transfer, a read occupying the line a tenth of it (at
@@ -346,7 +343,7 @@ impl Memory {
             store_buffer: 21,
             fence_ns: 2 * atomic_ns,
             misses_in_flight: 4,
-            upgrade_ppm: FULL_TRANSFER_PPM,
+            upgrade_ppm: WHOLE_PPM,
             run_ahead_ns: 0,
             rmw_run_ahead_ppm: WHOLE_PPM,
             reread_overlap_ppm: 0,

@@ -80,23 +80,20 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0.9 }")
             .unwrap_err();
     assert!(e.contains("jitter"), "{e}");
-    // An upgrade dearer than fetching the line is no coherence protocol.
-    let e = costs_of(
-        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { upgrade = 1.5 } }",
-    )
-    .unwrap_err();
-    assert!(e.contains("upgrade"), "{e}");
-    // A locked operation's stall hides at most all of it.
-    let e = costs_of(
-        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { rmw_run_ahead = 2 } }",
-    )
-    .unwrap_err();
-    assert!(e.contains("rmw_run_ahead"), "{e}");
-    let e = costs_of(
-        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { reread_overlap = 1.5 } }",
-    )
-    .unwrap_err();
-    assert!(e.contains("reread_overlap"), "{e}");
+    // Shares of at most 1: an upgrade dearer than fetching the line is no coherence
+    // protocol, a locked operation's stall hides at most all of it, a re-read
+    // overlaps at most the whole request.
+    for (key, value) in [
+        ("upgrade", "1.5"),
+        ("rmw_run_ahead", "2"),
+        ("reread_overlap", "1.5"),
+    ] {
+        let e = costs_of(&format!(
+            "topology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }}, memory {{ {key} = {value} }} }}"
+        ))
+        .unwrap_err();
+        assert!(e.contains(key), "{e}");
+    }
 }
 
 #[test]

@@ -307,6 +307,15 @@ pub struct Memory {
     /// plan when 0.
     #[serde(default, skip_serializing_if = "is_zero_ppm")]
     pub reread_overlap_ppm: u32,
+    /// Where a load or read-modify-write of a line another core holds takes effect,
+    /// in parts per million of the transfer from that core: the request reaches it
+    /// that far into the transfer on average (each flight drawn uniformly over the
+    /// widest interval within the transfer with that mean), and until then the
+    /// holder's own accesses still hit (a releaser taking the lock back within that
+    /// time keeps it). 0 (the default): where it is issued, so that the line serves
+    /// requests in the order they were issued. Left out of a plan when 0.
+    #[serde(default, skip_serializing_if = "is_zero_ppm")]
+    pub request_arrival_ppm: u32,
 }
 
 fn is_zero_ppm(v: &u32) -> bool {
@@ -347,6 +356,7 @@ impl Memory {
             run_ahead_ns: 0,
             rmw_run_ahead_ppm: WHOLE_PPM,
             reread_overlap_ppm: 0,
+            request_arrival_ppm: 0,
         }
     }
 }

@@ -373,7 +373,7 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap }`:
+    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -402,6 +402,7 @@ impl Ctx<'_> {
                 "run_ahead",
                 "rmw_run_ahead",
                 "reread_overlap",
+                "request_arrival",
             ],
             &[],
         );
@@ -454,6 +455,11 @@ impl Ctx<'_> {
             "`reread_overlap` (share of a writer's ownership request)",
             d.reread_overlap_ppm,
         );
+        let request_arrival = share(
+            "request_arrival",
+            "`request_arrival` (share of a transfer)",
+            d.request_arrival_ppm,
+        );
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,
@@ -465,6 +471,7 @@ impl Ctx<'_> {
             run_ahead_ns: run_ahead?,
             rmw_run_ahead_ppm: rmw_run_ahead?,
             reread_overlap_ppm: reread_overlap?,
+            request_arrival_ppm: request_arrival?,
         })
     }
 

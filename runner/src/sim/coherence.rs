@@ -290,6 +290,29 @@ pub(crate) enum Kind {
     Prefetch,
 }
 
+/// How a request left its core, when not simply when it is priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Early {
+    /// It leaves now.
+    No,
+    /// A prefetch the core reached this many ns earlier, running ahead of a stall.
+    RanAhead(u64),
+    /// A load or read-modify-write of a line `holder` held, sent `ns` earlier and
+    /// decided now, when it reaches that core (`memory { request_arrival }`).
+    Flown { ns: u64, holder: u32 },
+}
+
+/// How a read miss left before it is priced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sent {
+    /// It has travelled this long already to the line's holder (0: it leaves now):
+    /// its data comes the rest of a transfer after the line is free.
+    Flown(u64),
+    /// A woken spinner's re-read that left at this time ([`Memory::woken_load`]): its
+    /// data arrives a transfer after that, but not before the line is free.
+    Before(u64),
+}
+
 /// When a request completes for its issuer, and when its write (if any) becomes
 /// visible to others (for a prefetch: when its data arrives).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,18 +476,28 @@ impl Memory {
     /// served after it.
     #[inline]
     pub fn access(&mut self, x: u32, line: u32, kind: Kind, now: u64) -> Timing {
-        self.access_ahead(x, line, kind, now, 0)
+        self.request(x, line, kind, now, Early::No)
     }
 
-    /// As [`Memory::access`], for a thread whose core has run `ahead` ns ahead of
-    /// `now` under an earlier stall: a prefetch (an independent miss) is priced as if
-    /// issued that much earlier, no earlier than the line's earlier requests, and its
-    /// data arrives no earlier than `now` reaches it.
+    /// As [`Memory::access`], for a request that left before `now` ([`Early`]).
+    /// A prefetch the core reached `ahead` ns before `now` (running ahead of an
+    /// earlier stall) is priced as if issued that much earlier, no earlier than the
+    /// line's earlier requests, and its data arrives no earlier than `now`. A load or
+    /// read-modify-write that has flown to the line's holder and is decided now pays
+    /// the rest of its transfer once the line is free (a request arriving while
+    /// the holder's own access is in progress waits for it); if the line has moved
+    /// on to another core meanwhile, it pays a whole transfer from there.
     #[inline]
-    pub fn access_ahead(&mut self, x: u32, line: u32, kind: Kind, now: u64, ahead: u64) -> Timing {
+    pub fn request(&mut self, x: u32, line: u32, kind: Kind, now: u64, early: Early) -> Timing {
+        let (ahead, flown) = match early {
+            Early::No => (0, 0),
+            Early::RanAhead(ns) => (ns, 0),
+            Early::Flown { ns, holder } if self.lines[line as usize].owner == holder => (0, ns),
+            Early::Flown { .. } => (0, 0),
+        };
         match kind {
             Kind::Load => {
-                if let Some(t) = self.read_before_commit(x, line, now) {
+                if let Some(t) = self.read_before_commit(x, line, now, flown) {
                     return t;
                 }
                 let l = &self.lines[line as usize];
@@ -482,7 +515,7 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let done = self.read_miss(x, line, now, None);
+                let done = self.read_miss(x, line, now, Sent::Flown(flown));
                 Timing {
                     done,
                     visible: done,
@@ -507,7 +540,7 @@ impl Memory {
                 } else {
                     room
                 };
-                let arrives = self.read_miss(x, line, at, None).max(now);
+                let arrives = self.read_miss(x, line, at, Sent::Flown(0)).max(now);
                 self.harts[x as usize].fills.push(arrives);
                 Timing {
                     done: now,
@@ -558,10 +591,10 @@ impl Memory {
                 let lat = self.jitter(x, lat + self.fabric.atomic_ns);
                 let l = &mut self.lines[line as usize];
                 let start = drained.max(l.busy_until);
-                let done = start + lat;
+                let done = start + lat.saturating_sub(flown);
                 l.busy_until = done;
                 (l.invalidated_at, l.request_ns) = if miss {
-                    (start, lat.saturating_sub(self.fabric.atomic_ns))
+                    (start, (done - start).saturating_sub(self.fabric.atomic_ns))
                 } else {
                     (done, 0)
                 };
@@ -588,7 +621,7 @@ impl Memory {
             return self.access(x, line, Kind::Load, now);
         }
         // A newer store in flight, or a copy read since: as any load.
-        if let Some(t) = self.read_before_commit(x, line, now) {
+        if let Some(t) = self.read_before_commit(x, line, now, 0) {
             return t;
         }
         let l = &self.lines[line as usize];
@@ -598,7 +631,7 @@ impl Memory {
         let sent = now
             .saturating_sub(head_start)
             .max(l.invalidated_at.min(now));
-        let done = self.read_miss(x, line, now, Some(sent));
+        let done = self.read_miss(x, line, now, Sent::Before(sent));
         Timing {
             done,
             visible: done,
@@ -631,8 +664,9 @@ impl Memory {
     /// `x` still holds its copy; else one transfer from the writer (who holds the
     /// line), if it arrives before the store commits. Either way `x` reads the line as
     /// it was before that store, and the commit invalidates its copy.
+    /// `flown`: how long the request has travelled already ([`Early::Flown`]).
     #[inline]
-    fn read_before_commit(&mut self, x: u32, line: u32, now: u64) -> Option<Timing> {
+    fn read_before_commit(&mut self, x: u32, line: u32, now: u64, flown: u64) -> Option<Timing> {
         self.retire(line, now);
         let (writer, commit) = {
             let p = self.pending_for(x, line, now)?;
@@ -643,7 +677,7 @@ impl Memory {
             now
         } else {
             let lat = self.fabric.cost(writer, x);
-            let done = now + self.jitter(x, lat);
+            let done = now + self.jitter(x, lat).saturating_sub(flown);
             if done >= commit {
                 return None;
             }
@@ -692,11 +726,9 @@ impl Memory {
     }
 
     /// A read miss by `x` issued at `at` (`x` holds no copy): when its data arrives.
-    /// `sent`: when the request left, if before `at` (a woken spinner's re-read,
-    /// [`Memory::woken_load`]); its data then arrives a transfer after that, but not
-    /// before the line is free.
+    /// `sent`: how the request left before `at`, if it did ([`Sent`]).
     #[inline]
-    fn read_miss(&mut self, x: u32, line: u32, at: u64, sent: Option<u64>) -> u64 {
+    fn read_miss(&mut self, x: u32, line: u32, at: u64, sent: Sent) -> u64 {
         let fab = &self.fabric;
         let l = &self.lines[line as usize];
         let (lat, after) = if l.owner != NONE {
@@ -719,8 +751,8 @@ impl Memory {
         let l = &mut self.lines[line as usize];
         let s = at.max(l.busy_until);
         let done = match sent {
-            Some(sent) => s.max(sent + lat),
-            None => s + lat,
+            Sent::Before(sent) => s.max(sent + lat),
+            Sent::Flown(flown) => s + lat.saturating_sub(flown),
         }
         .max(after);
         l.busy_until = s + occupancy;

@@ -19,10 +19,10 @@
 //! same counters, same sequence numbers, without the round trip through the heap and
 //! the re-poll of its future.
 
-use super::coherence::{Fabric, Kind, Memory, NONE};
+use super::coherence::{Early, Fabric, Kind, Memory, NONE};
 use crate::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use crate::rng::SplitMix64;
-use locklab_model::plan::Costs;
+use locklab_model::plan::{Costs, WHOLE_PPM};
 use locklab_model::topology::{CpuMap, ThreadSlot};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -85,9 +85,16 @@ struct Slot {
     /// a `pause`, a wake-up, a fence or a system call clears it (a spin's exit is a
     /// mispredicted branch; the others let nothing past them).
     ahead: RunAhead,
-    /// The RMW being issued already waited for the store buffer to drain and was
-    /// credited that wait: its reissue adds to the credit instead of starting it.
-    drained: bool,
+    /// The RMW being issued already waited (for the store buffer to drain, or for
+    /// its request to reach the line's holder) and was credited that wait: its
+    /// reissue adds to the credit instead of starting it.
+    credited: bool,
+    /// The load or RMW being issued was sent this long ago to the core holding its
+    /// line and reaches it now (`memory { request_arrival }`): it is decided and
+    /// priced now, less the time it has flown.
+    flown: u64,
+    /// The core it flew to.
+    flown_to: u32,
     /// A woken watcher's re-read left this long before it is issued (the write's
     /// invalidation reached it first; `memory { reread_overlap }`).
     head_start: u64,
@@ -135,6 +142,8 @@ pub(crate) struct Core {
     rmw_run_ahead_ppm: u64,
     /// The topology's `memory { reread_overlap }`, parts per million.
     reread_overlap_ppm: u64,
+    /// The topology's `memory { request_arrival }`, parts per million.
+    request_arrival_ppm: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -238,6 +247,28 @@ impl Core {
         overlap.min(commit.saturating_sub(l.invalidated_at.max(from)))
     }
 
+    /// How long a request by `tid` for `line` travels before it takes effect, if
+    /// another core holds the line (modified or exclusive): a draw, from `tid`'s
+    /// own stream, uniform over the widest interval within [0, `T`] whose mean is
+    /// the topology's `request_arrival` share `a` of the transfer `T` from that core
+    /// (from `max(0, 2a − 1)·T` to `min(1, 2a)·T`: all of [0, `T`] at one half, `T`
+    /// itself at 1). 0 if the line is shared, untouched or `tid`'s own (the request
+    /// is then decided where it is issued, or at the shared cache, which every
+    /// requester reaches alike). Returns the flight and the line's holder.
+    #[inline]
+    fn flight(&mut self, tid: u32, line: u32) -> (u64, u32) {
+        let owner = self.mem.lines[line as usize].owner;
+        let a = self.request_arrival_ppm;
+        if a == 0 || owner == NONE || owner == tid {
+            return (0, owner);
+        }
+        const WHOLE: u64 = WHOLE_PPM as u64;
+        let cost = self.mem.fabric.cost(owner, tid);
+        let ppm = |p: u64| (cost * p + WHOLE / 2) / WHOLE;
+        let (lo, hi) = (ppm((2 * a).saturating_sub(WHOLE)), ppm((2 * a).min(WHOLE)));
+        (lo + self.mem.phase(tid, hi - lo + 1), owner)
+    }
+
     /// The re-read of a woken watcher, issued now; schedules its resumption.
     #[inline]
     fn wake_read(&mut self, tid: u32) {
@@ -300,22 +331,26 @@ impl Core {
             // A new RMW starts the run-ahead credit afresh (unless this is the
             // reissue of one that waited for the drain, credited below).
             let s = &mut self.slots[tid as usize];
-            if !std::mem::take(&mut s.drained) {
+            if !std::mem::take(&mut s.credited) {
                 s.ahead = RunAhead::default();
             }
             let drained = self.mem.drained_at(tid, self.now);
             if drained > self.now {
                 // Waiting for older stores' read-for-ownership misses.
                 self.stalled(tid, drained - self.now, true);
-                self.slots[tid as usize].drained = true;
+                self.slots[tid as usize].credited = true;
                 if !self.resume_at(drained, tid) {
                     self.slots[tid as usize].reissue = true;
                     return None;
                 }
-                self.slots[tid as usize].drained = false;
+                self.slots[tid as usize].credited = false;
             }
         }
-        self.counters.ops += 1;
+        // A request that reached its line's holder just now was counted when sent.
+        let flown = std::mem::take(&mut self.slots[tid as usize].flown);
+        if flown == 0 {
+            self.counters.ops += 1;
+        }
         let now = self.now;
         let (addr, kind) = match op {
             Op::Delay(ns) => {
@@ -387,16 +422,39 @@ impl Core {
                 (a, Kind::Rmw)
             }
         };
+        // A load or RMW of a line another core holds takes effect when it reaches
+        // that core: until then the holder's own accesses still hit.
+        if flown == 0 && matches!(kind, Kind::Load | Kind::Rmw) {
+            let (flight, holder) = self.flight(tid, addr.line);
+            if flight > 0 {
+                let rmw = kind == Kind::Rmw;
+                self.stalled(tid, flight, rmw);
+                let s = &mut self.slots[tid as usize];
+                s.flown = flight;
+                s.flown_to = holder;
+                s.credited = rmw;
+                if self.resume_at(now + flight, tid) {
+                    return self.issue(tid, op);
+                }
+                self.slots[tid as usize].reissue = true;
+                return None;
+            }
+        }
         // An independent miss goes out as soon as the core reaches it, which under a
         // stall it does early: as far ahead as the thread ran under its stalls.
-        let ahead = if kind == Kind::Prefetch {
-            self.slots[tid as usize].ahead.loads
+        let early = if kind == Kind::Prefetch {
+            Early::RanAhead(self.slots[tid as usize].ahead.loads)
+        } else if flown > 0 {
+            Early::Flown {
+                ns: flown,
+                holder: self.slots[tid as usize].flown_to,
+            }
         } else {
-            0
+            Early::No
         };
         // A failed CAS still takes the line exclusively (x86 `lock cmpxchg` always
         // does), so it is priced like any RMW; it just writes nothing.
-        let t = self.mem.access_ahead(tid, addr.line, kind, now, ahead);
+        let t = self.mem.request(tid, addr.line, kind, now, early);
         if t.miss {
             self.counters.misses += 1;
             // Only a miss is a wait for memory: an atomic on an owned line costs
@@ -530,7 +588,9 @@ impl Machine {
                         watch: Addr::new(0, 0),
                         reissue: false,
                         ahead: RunAhead::default(),
-                        drained: false,
+                        credited: false,
+                        flown: 0,
+                        flown_to: NONE,
                         head_start: 0,
                     };
                     n
@@ -539,6 +599,7 @@ impl Machine {
                 run_ahead_ns: costs.memory.run_ahead_ns,
                 rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
                 reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
+                request_arrival_ppm: costs.memory.request_arrival_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),

@@ -1273,3 +1273,87 @@ fn work_runs_under_a_locked_operations_stall_only_as_far_as_its_share() {
     assert_eq!(with_share(0, Then::LoadWork), 1_495);
     assert_eq!(with_share(WHOLE_PPM, Then::LoadWork), 1_385);
 }
+
+/// One run of the holder/requester race `memory { request_arrival }` is about: CPU 0
+/// adds 1 to a line, 300 times back to back; CPU 1 (the other socket, 190 ns away)
+/// swaps a mark into it 102 ns after CPU 0's first add (which fetched the untouched
+/// line for the atomic alone, 5 ns) ended. Returns, from the end of that first add:
+/// the value the swap took out (how many adds came before it), when it completed,
+/// and when CPU 0's first add after it did.
+fn holder_and_requester(m: &Spec, seed: u64) -> (u64, u64, u64) {
+    const MARK: u64 = 1 << 40;
+    let sl = slots(m, PlacementKind::Scatter, 2);
+    let mach = machine(m, &sl, 1, seed);
+    let a = Addr::new(0, 0);
+    let (seen, swapped, next) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.fetch_add(a, 1, Relaxed).await;
+                assert_eq!(e.now(), 5);
+                for _ in 0..300 {
+                    let old = e.fetch_add(a, 1, Relaxed).await;
+                    if old >= MARK && next.get() == 0 {
+                        next.set(e.now() - 5);
+                    }
+                }
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.work(5 + 102).await;
+                seen.set(e.swap(a, MARK, Relaxed).await);
+                swapped.set(e.now() - 5);
+            }),
+        ],
+    );
+    (seen.get(), swapped.get(), next.get())
+}
+
+/// `memory { request_arrival }`: a swap sent to a line another core is adding to
+/// takes effect when it reaches that core, a share of the 190 ns transfer after it
+/// leaves; until then the holder's adds (5 ns each, ending at 5, 10, …) go on
+/// hitting. The swap leaves at 102, into the add that ends at 105:
+/// - share 0: decided at once, it waits for that add, then pays one transfer and
+///   the atomic: done at 105 + 195 = 300, having seen 22 adds (the first and 21
+///   more). The holder's next add, issued at 105, waits for the swap's line and is
+///   one transfer and the atomic after it: 495;
+/// - share 1: it reaches the holder 190 ns later (292), waits for the add ending at
+///   295 and pays the rest of its transfer, the atomic: done at 300, having seen 60.
+///   The holder's next add, issued at 295, flies 190 ns to the swap's core in turn
+///   and is done with its atomic at 490;
+/// - share 0.5: the flight is drawn uniformly from 0 to the whole transfer (a mean
+///   of half): the swap sees from 22 to 60 adds, 41 on average, and completes at
+///   297 (a transfer and the atomic after it left) to 302 (and a whole add, if it
+///   arrives as one starts).
+///
+/// Whatever the share the swap completes a transfer and the atomic after it leaves,
+/// plus the wait for the add in progress where it lands: the share moves where the
+/// race is decided, not what the request costs.
+#[test]
+fn a_request_takes_effect_when_it_reaches_the_lines_holder() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    for (share, want) in [(0, (22, 300, 495)), (WHOLE_PPM, (60, 300, 490))] {
+        m.costs.memory.request_arrival_ppm = share;
+        assert_eq!(
+            holder_and_requester(&m, 1),
+            want,
+            "request_arrival {share} ppm"
+        );
+    }
+    m.costs.memory.request_arrival_ppm = WHOLE_PPM / 2;
+    let runs: Vec<_> = (0..400)
+        .map(|seed| holder_and_requester(&m, seed))
+        .collect();
+    let seen: Vec<u64> = runs.iter().map(|r| r.0).collect();
+    assert!(seen.iter().all(|s| (22..=60).contains(s)), "{seen:?}");
+    assert!(runs.iter().all(|r| (297..=302).contains(&r.1)), "{runs:?}");
+    // Uniform over [0, 190]: both ends reached, the mean 40.9 (1 + (102 + 95 + 2.5)
+    // / 5) within a standard error's few multiples (0.55 for 400 draws).
+    let (lo, hi) = (seen.iter().min().unwrap(), seen.iter().max().unwrap());
+    assert!(*lo <= 24 && *hi >= 58, "{lo}..{hi}");
+    let mean = seen.iter().sum::<u64>() as f64 / seen.len() as f64;
+    assert!((mean - 40.9).abs() < 2.0, "{mean}");
+}

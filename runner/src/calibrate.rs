@@ -86,8 +86,7 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
                 let mut i = parity;
                 while i < 2 * ROUNDS {
                     // Wait for our turn (value == i), then pass it on (i + 1).
-                    let mut spins = 0u32;
-                    loop {
+                    let turn = spin_until(failed, deadline, || {
                         let mine = match how {
                             Handoff::Cas => line
                                 .0
@@ -101,18 +100,10 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
                                 ok
                             }
                         };
-                        if mine {
-                            break;
-                        }
-                        if failed.load(Ordering::Relaxed) != 0 {
-                            return start.elapsed();
-                        }
-                        spins = spins.wrapping_add(1);
-                        if spins % 4096 == 0 && Instant::now() > deadline {
-                            failed.store(1, Ordering::SeqCst);
-                            return start.elapsed();
-                        }
-                        std::hint::spin_loop();
+                        mine.then_some(())
+                    });
+                    if turn.is_none() {
+                        return start.elapsed();
                     }
                     i += 2;
                 }
@@ -278,7 +269,9 @@ struct PairCosts {
 ///   spinner's wait for its `pause` to end (half a `pause` on average) and its
 ///   re-read (`T`); the share of the upgrade the re-read must overlap for the sum to
 ///   be the measured hand-off, within [0, 1] (needs `pause`, measured on one CPU,
-///   and an upgrade of at least [`SHARE_MIN_NS`]).
+///   and an upgrade of at least [`SHARE_MIN_NS`]);
+/// - `request_arrival`: how long a holder went on hitting after a swap was sent to
+///   it ([`holder_lead`]), over the transfer, within [0, 1].
 ///
 /// The CAS hand-off is not fitted: it checks the result (the simulator prices it as
 /// a transfer plus the atomic, and the waiter's polling delay).
@@ -311,6 +304,8 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
                 .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
         }),
         reread_overlap,
+        request_arrival: fitted
+            .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))),
         transfer,
     }
 }
@@ -327,6 +322,7 @@ struct Fitted {
     run_ahead: Option<f64>,
     rmw_run_ahead: Option<f64>,
     reread_overlap: Option<f64>,
+    request_arrival: Option<f64>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -455,6 +451,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         acquire_hidden: l(|x| x.acquire_hidden).unwrap_or_default(),
                         chain_stall: l(|x| x.chain_stall).unwrap_or_default(),
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
+                        holder_lead: l(|x| x.holder_lead).unwrap_or_default(),
                     }),
                     passes: (chosen.len(), lines.len()),
                     placements: groups
@@ -573,9 +570,12 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                  #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n\
                  #           a locked add and a load of two lines CPU {} modified stall {:.1} ns, of\n\
                  #           which a spin on the clock after them runs under {:.1} ns; with seven\n\
-                 #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n",
+                 #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n\
+                 #           CPU {} adding to a line it holds goes on hitting {:.1} ns after CPU {}\n\
+                 #           sends a swap to it\n",
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
-                p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead
+                p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead,
+                p.b, l.holder_lead, p.a
             )),
             None => s.push_str(
                 "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
@@ -604,6 +604,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         run_ahead,
         rmw_run_ahead,
         reread_overlap,
+        request_arrival,
     } = fit(&by_level, one_cpu.map(|o| o.pause));
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
@@ -627,6 +628,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             run_ahead_ns: run_ahead,
             rmw_run_ahead,
             reread_overlap,
+            request_arrival,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -688,6 +690,9 @@ pub struct LineStateCosts {
     /// it waits for (`memory { run_ahead }`).
     pub chain_stall: f64,
     pub run_ahead: f64,
+    /// How long CPU `b`, holding a line it keeps adding to, went on hitting after
+    /// CPU `a` sent a swap to it ([`holder_lead`]): `memory { request_arrival }`.
+    pub holder_lead: f64,
 }
 
 /// Lines loaded after the locked add in [`Access::Chain`], at most.
@@ -745,19 +750,10 @@ fn time_access(
     let ticks = std::thread::scope(|s| {
         let (x, ys, go, done, failed) = (&x, &ys[..loads], &go, &done, &failed);
         let wait = move |l: &Line, r: u64| -> bool {
-            let mut spins = 0u32;
-            while l.0.load(Ordering::Acquire) != r {
-                if failed.load(Ordering::Relaxed) != 0 {
-                    return false;
-                }
-                spins = spins.wrapping_add(1);
-                if spins % 4096 == 0 && Instant::now() > deadline {
-                    failed.store(1, Ordering::SeqCst);
-                    return false;
-                }
-                std::hint::spin_loop();
-            }
-            true
+            spin_until(failed, deadline, || {
+                (l.0.load(Ordering::Acquire) == r).then_some(())
+            })
+            .is_some()
         };
         s.spawn(move || {
             if pin::pin_current(b).is_err() {
@@ -850,6 +846,136 @@ fn time_access(
     Some(central_mean(&mut t, step) * ns_per_tick)
 }
 
+/// Spins until `attempt` succeeds and returns what it gave; `None` once `failed` is
+/// set, by the other side of a probe or here when `deadline` passes (so that a side
+/// that never gets its CPU cannot hang the other).
+fn spin_until<T>(
+    failed: &AtomicU64,
+    deadline: Instant,
+    mut attempt: impl FnMut() -> Option<T>,
+) -> Option<T> {
+    let mut spins = 0u32;
+    loop {
+        if let Some(t) = attempt() {
+            return Some(t);
+        }
+        if failed.load(Ordering::Relaxed) != 0 {
+            return None;
+        }
+        spins = spins.wrapping_add(1);
+        if spins % 4096 == 0 && Instant::now() > deadline {
+            failed.store(1, Ordering::SeqCst);
+            return None;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// A fenced read of the TSC (0 off x86_64, where nothing here times with it).
+#[inline(always)]
+fn fenced_tsc() -> u64 {
+    // SAFETY: lfence and rdtsc have no preconditions on x86_64.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::x86_64::_mm_lfence();
+        let t = core::arch::x86_64::_rdtsc();
+        core::arch::x86_64::_mm_lfence();
+        t
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    0
+}
+
+/// Where a request for a line another core holds takes effect: CPU `a` owns a line
+/// and runs locked adds on it back to back, reading the TSC after each; CPU `b`
+/// reads the TSC and swaps a marker into the line at an agreed TSC deadline. The
+/// swap's old value is the number of adds that came before it, and how long after
+/// `b` sent it `a`'s last add before it completed is how long the holder kept
+/// hitting while the request travelled: `memory { request_arrival }` is that over
+/// the transfer. A lower bound by up to one of `a`'s adds (the request took effect
+/// between that add and the next). The median of `rounds` rounds, ns; `None` if
+/// pinning fails or a side does not get its CPU within two seconds. Needs the TSCs
+/// of the two CPUs to agree, which a trusted TSC ([`tsc::ns_per_tick`]) does.
+///
+/// [`tsc::ns_per_tick`]: crate::native::env::tsc::ns_per_tick
+fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<f64> {
+    // Adds per round at most: the deadline is 10 µs ahead, an add and its timer
+    // take tens of ns.
+    const ADDS: usize = 4096;
+    const MARK: u64 = 1 << 40;
+    let lead_ticks = (10_000.0 / ns_per_tick) as u64;
+    let x = Line(AtomicU64::new(0));
+    // The round's deadline (0: none yet), and `b`'s answer: its TSC before the swap
+    // and the swap's old value, then the round number.
+    let go = Line(AtomicU64::new(0));
+    let sent = AtomicU64::new(0);
+    let seen = AtomicU64::new(0);
+    let answered = Line(AtomicU64::new(0));
+    let failed = AtomicU64::new(0);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let leads = std::thread::scope(|s| {
+        let (x, go, sent, seen, answered, failed) = (&x, &go, &sent, &seen, &answered, &failed);
+        let wait = move |l: &Line, pred: &dyn Fn(u64) -> bool| -> Option<u64> {
+            spin_until(failed, deadline, || {
+                let v = l.0.load(Ordering::Acquire);
+                pred(v).then_some(v)
+            })
+        };
+        s.spawn(move || {
+            if pin::pin_current(b).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return;
+            }
+            let mut last = 0;
+            for r in 1..=rounds {
+                let Some(due) = wait(go, &|v| v != last) else {
+                    return;
+                };
+                last = due;
+                while fenced_tsc() < due {}
+                let t0 = fenced_tsc();
+                let old = x.0.swap(MARK, Ordering::AcqRel);
+                sent.store(t0, Ordering::Relaxed);
+                seen.store(old, Ordering::Relaxed);
+                answered.0.store(r, Ordering::Release);
+            }
+        });
+        let h = s.spawn(move || -> Option<Vec<f64>> {
+            if pin::pin_current(a).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return None;
+            }
+            let mut ts = vec![0u64; ADDS];
+            let mut out = Vec::with_capacity(rounds as usize);
+            for r in 1..=rounds {
+                // The line is ours, modified, before `b` is told the deadline.
+                x.0.store(0, Ordering::SeqCst);
+                go.0.store(fenced_tsc() + lead_ticks, Ordering::Release);
+                for t in ts.iter_mut() {
+                    let before = x.0.fetch_add(1, Ordering::AcqRel);
+                    *t = fenced_tsc();
+                    if before >= MARK {
+                        break;
+                    }
+                }
+                wait(answered, &|v| v == r)?;
+                let w = seen.load(Ordering::Relaxed) as usize;
+                // Not a round where the swap came first or after the last add.
+                if (1..ADDS).contains(&w) {
+                    let t0 = sent.load(Ordering::Relaxed);
+                    out.push((ts[w - 1] as f64 - t0 as f64) * ns_per_tick);
+                }
+            }
+            Some(out)
+        });
+        h.join().ok().flatten()
+    });
+    if failed.load(Ordering::SeqCst) != 0 {
+        return None;
+    }
+    median_of(leads?)
+}
+
 pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     use crate::native::env::tsc;
     let ns_per_tick = tsc::ns_per_tick()?;
@@ -882,6 +1008,8 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         };
         let (acquire_stall, acquire_hidden) = stall_hidden(1, false)?;
         let (chain_stall, run_ahead) = stall_hidden(CHAIN_LOADS, true)?;
+        // A CPU holding the line decides `b`'s request as `b` does its own.
+        let holder_lead = holder_lead(b, a, 400, ns_per_tick)?;
         rounds.push(LineStateCosts {
             load_modified,
             rmw_modified: one(Prepare::Modify, Access::Rmw)? - hit,
@@ -891,6 +1019,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             acquire_hidden,
             chain_stall,
             run_ahead,
+            holder_lead,
         });
     }
     let median = |f: fn(&LineStateCosts) -> f64| median_of_rounds(rounds.iter().map(f).collect());
@@ -903,6 +1032,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         acquire_hidden: median(|r| r.acquire_hidden),
         chain_stall: median(|r| r.chain_stall),
         run_ahead: median(|r| r.run_ahead),
+        holder_lead: median(|r| r.holder_lead),
     })
 }
 
@@ -1167,6 +1297,7 @@ mod tests {
                     acquire_hidden: 18.0 + x,
                     chain_stall: 150.0 + x,
                     run_ahead: 90.0 + x,
+                    holder_lead: 27.0 + x,
                 }),
                 passes: (1, 1),
                 placements: Vec::new(),
@@ -1295,5 +1426,25 @@ mod tests {
         assert_eq!(hand_off(86.0, Some(40.0)), Some(0.5));
         assert_eq!(hand_off(48.0, None), None);
         assert_eq!(untimed.reread_overlap, None);
+        // The holder went on hitting 27 ns of a 45 ns transfer: 0.6. A lead longer
+        // than the transfer is clamped to all of it; one the transfer is too short
+        // to tell a share of fits none; without the line probes, none.
+        assert!((f.request_arrival.unwrap() - 0.6).abs() < 1e-9);
+        let lead = |lead: f64, transfer: f64| {
+            let mut p = pass(0.0, true);
+            let l = p
+                .by_level
+                .get_mut(&Distance::Llc)
+                .unwrap()
+                .line
+                .as_mut()
+                .unwrap();
+            (l.holder_lead, l.load_modified) = (lead, transfer);
+            fit(&p.by_level, Some(40.0)).request_arrival
+        };
+        assert_eq!(lead(60.0, 45.0), Some(1.0));
+        assert_eq!(lead(-3.0, 45.0), Some(0.0));
+        assert_eq!(lead(2.0, SHARE_MIN_NS / 2.0), None);
+        assert_eq!(untimed.request_arrival, None);
     }
 }

@@ -423,6 +423,9 @@ pub struct Measured {
     /// The share of a writer's ownership request a spinner's re-read overlaps, when
     /// measured (`memory { reread_overlap }`).
     pub reread_overlap: Option<f64>,
+    /// How far through its transfer a request for a line another core holds takes
+    /// effect, when measured (`memory { request_arrival }`).
+    pub request_arrival: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -478,6 +481,14 @@ pub fn topology_as_lab_with(
                  # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off\n",
                 m.transfer_from
             ));
+            if let Some(r) = m.request_arrival {
+                // Measured, not applied: on the hosts validated it did not bring the
+                // simulation closer (docs/validation.md, "Where a request is decided").
+                s.push_str(&format!(
+                    "# not applied: memory {{ request_arrival = {r:.2} }} (how long a holder goes on hitting\n\
+                     # after a request is sent to it / transfer; docs/validation.md, \"Where a request is decided\")\n"
+                ));
+            }
             m.transfer
         }
         None => {

@@ -220,7 +220,7 @@ pub const METRICS: &[Metric] = &[
     metric!("waits_censored", "waits cut off by the window's end", Count, PT, Sum, Neither, NON_NEGATIVE,
         "waits still running at the end of the measured window; each counts in the wait statistics and in bypass with its length and grants so far (lower bounds), so a thread that never acquires shows a wait of at least the window"),
     metric!("reacquisitions", "re-acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
-        "acquisitions by the thread that held the lock last: no hand-off, so left out of `count`, `handoff_local_frac` and the hand-off table; null where the grant order was not recorded (native `recording = sampled`)"),
+        "acquisitions by the thread that held the lock last: no hand-off, so left out of `count`, `handoff_local_frac` and the hand-off table; null where the grant order was not recorded (native `recording = sampled`) unless the single-lock workload counted them by the holder's mark on its data line (`lines` ≥ 1; docs/native.md)"),
     metric!("throughput_ops_s", "throughput", OpsPerSec, P, Single, Higher, NON_NEGATIVE,
         "`ops` / measured window in seconds (wall time natively, virtual time simulated)"),
     metric!("speedup", "speedup over baseline", Ratio, &[], Single, Higher, NON_NEGATIVE,

@@ -222,6 +222,9 @@ pub struct ThreadStats {
     waiting: Option<Waiting>,
     /// Grants are recorded in order (bypass, hand-offs, re-acquisitions measured).
     grant_order: bool,
+    /// Without the grant order, re-acquisitions are counted all the same
+    /// ([`Self::count_reacquisitions`]).
+    reacquisitions_counted: bool,
     /// Thread CPU time over the window (native only).
     pub cpu_ns: Option<u64>,
 }
@@ -258,6 +261,7 @@ impl ThreadStats {
             fairness_window_ns,
             waiting: None,
             grant_order: true,
+            reacquisitions_counted: false,
             cpu_ns: None,
         }
     }
@@ -424,6 +428,29 @@ impl ThreadStats {
         self.grant_order
     }
 
+    /// Without the grant order, this thread's workload counts its re-acquisitions
+    /// itself ([`Self::count_reacquisitions`]), so they are measured: its
+    /// `reacquisitions`, and the point's if every thread's are, are counts, not none.
+    pub fn counting_reacquisitions(&mut self) {
+        self.reacquisitions_counted = true;
+    }
+
+    /// Whether this thread's re-acquisitions are measured, by the grant order or
+    /// counted ([`Self::counting_reacquisitions`]).
+    fn reacquisitions_measured(&self) -> bool {
+        self.grant_order || self.reacquisitions_counted
+    }
+
+    /// `n` of the acquisitions of `class` granted at `granted_ns` were re-acquisitions
+    /// (the thread held the lock last), known without the grant order: natively under
+    /// `recording = sampled`, from the holder's mark on the lock's data line
+    /// (`Locks::mark_holder`). Ignored outside the measured window.
+    pub fn count_reacquisitions(&mut self, class: usize, granted_ns: u64, n: u64) {
+        if n > 0 && self.window.contains(granted_ns) {
+            self.classes[class].reacquisitions += n;
+        }
+    }
+
     /// `n` acquisitions at `granted_ns` (in the window) into its fairness window, if
     /// windowed fairness is on.
     fn count_in_fairness_window(&mut self, granted_ns: u64, n: u64) {
@@ -582,6 +609,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let f = fairness(&per_thread);
     // Bypass and re-acquisitions are measured only where every grant was recorded.
     let ordered = threads.iter().all(|t| t.grant_order);
+    let reacquisitions_measured = threads.iter().all(|t| t.reacquisitions_measured());
 
     // Point-level histograms merge every thread and class.
     let mut all_wait = new_hist();
@@ -691,7 +719,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         acquisitions,
         ops,
         waits_censored: censored,
-        reacquisitions: ordered.then_some(reacquisitions),
+        reacquisitions: reacquisitions_measured.then_some(reacquisitions),
         throughput_ops_s: nan_if_zero_div(ops as f64, secs),
         cpu_ns_per_acq,
         overhead_ns,
@@ -762,7 +790,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 class: t.class_names[ci].clone(),
                 acquisitions: c.acquisitions,
                 waits_censored: c.censored,
-                reacquisitions: t.grant_order.then_some(c.reacquisitions),
+                reacquisitions: t.reacquisitions_measured().then_some(c.reacquisitions),
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
                 wait_p50_ns: quantile(&waits, 0.5),
                 wait_p99_ns: quantile(&waits, 0.99),
@@ -1048,6 +1076,34 @@ mod tests {
         // Counted acquisitions fall into their fairness windows too.
         let windowed = run(500);
         assert!(windowed.point.window_fairness_factor_max.is_finite());
+    }
+
+    #[test]
+    fn reacquisitions_counted_without_the_grant_order_are_measured() {
+        // Sampled, with the holder marking the data line: the re-acquisitions it
+        // counted, in the window only; the point's once every thread counts them.
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0).without_grant_order();
+        let mut b = ThreadStats::new(1, 0, window(), &["lock"], 0).without_grant_order();
+        a.counting_reacquisitions();
+        a.count_acquires(0, 50, 7);
+        a.count_reacquisitions(0, 50, 6); // warm-up: ignored
+        a.count_acquires(0, 200, 5);
+        a.count_reacquisitions(0, 200, 4);
+        a.record_acquire(0, 300, 20, 0, Handoff::Unrecorded);
+        a.count_reacquisitions(0, 300, 1);
+        b.count_acquires(0, 400, 3);
+        let one = summarize(&ctx(), &[a.clone(), b.clone()]);
+        assert_eq!(one.threads[0].reacquisitions, Some(5));
+        assert_eq!(one.threads[1].reacquisitions, None, "b does not count them");
+        assert_eq!(
+            one.point.reacquisitions, None,
+            "not every thread counts them"
+        );
+        b.counting_reacquisitions();
+        let both = summarize(&ctx(), &[a, b]);
+        assert_eq!(both.point.reacquisitions, Some(5));
+        assert_eq!(both.threads[1].reacquisitions, Some(0));
+        assert!(both.point.bypass_max.is_nan(), "still no grant order");
     }
 
     #[test]

@@ -272,4 +272,28 @@ impl<L> Locks<L> {
             env.store(a, v + 1, Relaxed).await;
         }
     }
+
+    /// Whether lock `lock` can count its re-acquisitions without the grant order
+    /// ([`Locks::mark_holder`]): it has a data line to mark.
+    pub fn can_mark_holder(&self) -> bool {
+        self.lines_per_lock > 0
+    }
+
+    /// The holder's mark, for a holder that writes the lock's data lines anyway
+    /// ([`Locks::touch`]): whether it held lock `lock` last, read from word 1 of the
+    /// lock's first data line, where it then leaves its own mark (one more than its
+    /// thread index). The line came with the lock, so this is a hit, and it tells a
+    /// re-acquisition without the grant-order line of `recording = exact`. Needs a
+    /// data line ([`Locks::can_mark_holder`]).
+    #[inline(always)]
+    pub async fn mark_holder<E: Env>(&self, env: &E, lock: usize) -> bool {
+        let first = self.data_addr(lock, 0);
+        let mark = Addr::new(first.line, 1);
+        let me = env.tid() as u64 + 1;
+        let last = env.load(mark, Relaxed).await;
+        if last != me {
+            env.store(mark, me, Relaxed).await;
+        }
+        last == me
+    }
 }

@@ -34,8 +34,9 @@ impl Params<'_> {
                 $f.await
             };
         }
+        let marks = marks_holder(locks, t.stats);
         let (mut ops, mut counted) = (0, Counted::default());
-        while operation!(self, locks, t, ops, counted, awaited) {}
+        while operation!(self, locks, t, ops, counted, marks, awaited) {}
         counted.flush(t.stats, &mut ops);
         ops
     }
@@ -62,11 +63,23 @@ impl Params<'_> {
             critical: &critical,
             outside: &outside,
         };
+        let marks = marks_holder(locks, t.stats);
         let (mut ops, mut counted) = (0, Counted::default());
-        while operation!(p, locks, t, ops, counted, driven) {}
+        while operation!(p, locks, t, ops, counted, marks, driven) {}
         counted.flush(t.stats, &mut ops);
         ops
     }
+}
+
+/// Whether the holder marks the lock's data line to count its re-acquisitions
+/// ([`Locks::mark_holder`]): where the grant order is not recorded (native `recording
+/// = sampled`) and there is a data line. Tells the thread's stats so.
+fn marks_holder<L: Lock>(locks: &Locks<L>, stats: &mut crate::stats::ThreadStats) -> bool {
+    let marks = !stats.grant_order() && locks.can_mark_holder();
+    if marks {
+        stats.counting_reacquisitions();
+    }
+    marks
 }
 
 /// The acquisitions counted but not recorded (`Env::recorded`) since the last
@@ -76,13 +89,16 @@ impl Params<'_> {
 #[derive(Debug, Default)]
 struct Counted {
     n: u64,
+    /// Of those, re-acquisitions the holder's mark told ([`Locks::mark_holder`]).
+    reacquired: u64,
     at: u64,
 }
 
 impl Counted {
     #[inline(always)]
-    fn add(&mut self, at: u64) {
+    fn add(&mut self, at: u64, reacquired: bool) {
         self.n += 1;
+        self.reacquired += reacquired as u64;
         self.at = at;
     }
 
@@ -93,7 +109,8 @@ impl Counted {
                 *ops += self.n;
             }
             stats.count_acquires(0, self.at, self.n);
-            self.n = 0;
+            stats.count_reacquisitions(0, self.at, self.reacquired);
+            (self.n, self.reacquired) = (0, 0);
         }
     }
 }
@@ -102,10 +119,11 @@ impl Counted {
 /// [`Params::run_driven`]: `$run!(f)` awaits the future `f` or drives it. Announce the
 /// wait, acquire, write the lines, `critical`, release, `outside`; counts the
 /// operation in `$ops` if it was granted in the window. An acquisition the `Env` does
-/// not record (`Env::recorded`) is only counted, in `$counted`. Evaluates to false
-/// (having done nothing) once the window is over.
+/// not record (`Env::recorded`) is only counted, in `$counted`. Where `$marks`, the
+/// holder marks the data line to tell its re-acquisitions ([`marks_holder`]).
+/// Evaluates to false (having done nothing) once the window is over.
 macro_rules! operation {
-    ($p:expr, $locks:expr, $t:expr, $ops:expr, $counted:expr, $run:ident) => {{
+    ($p:expr, $locks:expr, $t:expr, $ops:expr, $counted:expr, $marks:expr, $run:ident) => {{
         let (p, locks, env) = (&$p, $locks, $t.env);
         let lock = locks.get(0);
         // Before the acquisition's start: the loop's own instructions are no wait.
@@ -122,11 +140,12 @@ macro_rules! operation {
             let local = &mut *$t.local;
             $run!(lock.acquire(env, local));
             $run!(locks.touch(env, 0));
+            let reacquired = $marks && $run!(locks.mark_holder(env, 0));
             $run!(env.work(sample_env(p.critical, env)));
             $run!(lock.release(env, local));
             let (at, waited_from) = env.acquire_counted(t0);
             match waited_from {
-                None => $counted.add(at),
+                None => $counted.add(at, reacquired),
                 Some(from) => {
                     // It waited: counted at its own clock reading, and its wait cut
                     // off at the window's end if it was still running then.
@@ -144,7 +163,7 @@ macro_rules! operation {
                             $ops += 1;
                         }
                     } else {
-                        $counted.add(at);
+                        $counted.add(at, reacquired);
                     }
                 }
             }
@@ -161,11 +180,13 @@ macro_rules! operation {
             let bypass = grant.before.saturating_sub(local.arrival(0));
             $t.stats.granted_after(t1, wait, bypass);
             $run!(locks.touch(env, 0));
+            let reacquired = $marks && $run!(locks.mark_holder(env, 0));
             $run!(env.work(sample_env(p.critical, env)));
             let hold = env.acquire_held(t1);
             $run!(lock.release(env, local));
             let stats = &mut *$t.stats;
             stats.record_acquire(0, t1, wait, bypass, grant.from);
+            stats.count_reacquisitions(0, t1, reacquired as u64);
             if let Some(hold) = hold {
                 stats.record_hold(0, t1, hold);
             }

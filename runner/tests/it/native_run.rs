@@ -100,6 +100,34 @@ fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
 }
 
 #[test]
+fn sampled_recording_counts_reacquisitions_by_the_holders_mark() {
+    // With a data line the holder marks it (`Locks::mark_holder`): re-acquisitions
+    // are counted without the grant order, per thread and in total. A run's only
+    // thread re-acquires every time (its warm-up came first).
+    let n = map().len().min(2) as u32;
+    for algo in [LockAlgo::Tas, LockAlgo::Ticket] {
+        let p = point(algo.clone(), single(0, 0, 1), n, None);
+        let mut pl = plan(vec![p.clone()]);
+        pl.run.recording = Recording::Sampled;
+        let r = run_point(&pl, &p, 0, D, W, &test_opts());
+        progressed_or_lost_cpu(&r, "sampled, marked");
+        let pt = &r.point;
+        let re = pt.reacquisitions.expect("counted by the holder's mark");
+        assert!(
+            re <= pt.acquisitions,
+            "{algo:?}: {re} of {}",
+            pt.acquisitions
+        );
+        let per_thread: Option<u64> = r.threads.iter().map(|t| t.reacquisitions).sum();
+        assert_eq!(per_thread, Some(re), "{algo:?}");
+        if n == 1 {
+            assert_eq!(re, pt.acquisitions, "{algo:?}");
+        }
+        assert!(r.handoffs.is_empty() && pt.bypass_max.is_nan(), "{algo:?}");
+    }
+}
+
+#[test]
 fn a_pinned_run_reports_a_noise_verdict() {
     let p = point(LockAlgo::Ticket, single(50, 50, 1), 1, None);
     let opts = NativeOptions {

@@ -1,5 +1,7 @@
 use crate::common::*;
-use locklab_analysis::compare::{compare, compare_pooled, CompareOptions, CompareVerdict};
+use locklab_analysis::compare::{
+    compare, compare_pooled, CompareOptions, CompareVerdict, REACQUIRED_SHARE,
+};
 use locklab_analysis::ResultsWriter;
 use locklab_model::plan::{Costs, Mode, Plan, Topology};
 
@@ -113,6 +115,8 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         let sim_cpu =
             f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
         n.point.cpu_ns_per_acq = sim_cpu / 1.1;
+        // And a releaser that never took the lock back.
+        n.point.reacquisitions = Some(0);
         for t in &mut n.threads {
             t.mode = Mode::Native;
         }
@@ -131,6 +135,19 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         },
     )
     .unwrap();
+    // The re-acquired share's residual is a difference, sim − native (here the
+    // simulated share itself), within 0.1 whatever `--tolerance` says.
+    for r in all_records(&plan) {
+        let share = r.point.reacquisitions.unwrap() as f64 / r.point.acquisitions as f64;
+        let row = c
+            .rows
+            .iter()
+            .find(|x| x.point_id == r.point.point_id && x.metric == REACQUIRED_SHARE)
+            .unwrap();
+        assert!((row.residual.unwrap() - share).abs() < 1e-9, "{share}");
+        let within = share <= locklab_analysis::compare::SHARE_TOLERANCE;
+        assert_eq!(row.verdict == CompareVerdict::WithinTolerance, within);
+    }
     assert_eq!(
         c.rows.len(),
         plan.points.len() * locklab_analysis::compare::VALIDATION.len()

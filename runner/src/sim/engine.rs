@@ -257,9 +257,13 @@ impl Core {
     /// requester reaches alike). Returns the flight and the line's holder.
     #[inline]
     fn flight(&mut self, tid: u32, line: u32) -> (u64, u32) {
-        let owner = self.mem.lines[line as usize].owner;
+        // Off (every topology that does not set it): not even the line is read.
         let a = self.request_arrival_ppm;
-        if a == 0 || owner == NONE || owner == tid {
+        if a == 0 {
+            return (0, NONE);
+        }
+        let owner = self.mem.lines[line as usize].owner;
+        if owner == NONE || owner == tid {
             return (0, owner);
         }
         const WHOLE: u64 = WHOLE_PPM as u64;

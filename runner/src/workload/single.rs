@@ -51,24 +51,99 @@ impl Params<'_> {
         locks: &Locks<L>,
         t: Thread<'_, E>,
     ) -> u64 {
-        macro_rules! driven {
-            ($f:expr) => {
-                d.drive($f)
-            };
+        // Fixed lengths (the common case) as plain numbers, which the loop keeps in
+        // registers across the lock's atomics: no draw and no match on the
+        // distribution per operation. Otherwise the distributions, as locals for the
+        // same reason (memory behind `self` is reloaded after every atomic).
+        match (self.critical, self.outside) {
+            (&Dist::Fixed { ns: 0 }, &Dist::Fixed { ns: 0 }) => driven_loop(&NoWork, d, locks, t),
+            (&Dist::Fixed { ns: critical }, &Dist::Fixed { ns: outside }) => {
+                let p = FixedLengths { critical, outside };
+                driven_loop(&p, d, locks, t)
+            }
+            _ => {
+                let (critical, outside) = (self.critical.clone(), self.outside.clone());
+                let p = Params {
+                    critical: &critical,
+                    outside: &outside,
+                };
+                driven_loop(&p, d, locks, t)
+            }
         }
-        // The distributions as locals: the compiler keeps them in registers across
-        // the lock's atomics, which it cannot do for memory behind `self`.
-        let (critical, outside) = (self.critical.clone(), self.outside.clone());
-        let p = Params {
-            critical: &critical,
-            outside: &outside,
-        };
-        let marks = marks_holder(locks, t.stats);
-        let (mut ops, mut counted) = (0, Counted::default());
-        while operation!(p, locks, t, ops, counted, marks, driven) {}
-        counted.flush(t.stats, &mut ops);
-        ops
     }
+}
+
+/// The lengths of an operation's critical section and of its outside stretch, ns.
+trait Lengths {
+    fn critical<E: Env>(&self, env: &E) -> u64;
+    fn outside<E: Env>(&self, env: &E) -> u64;
+}
+
+/// Drawn from the workload's distributions, one draw each per operation.
+impl Lengths for Params<'_> {
+    #[inline(always)]
+    fn critical<E: Env>(&self, env: &E) -> u64 {
+        sample_env(self.critical, env)
+    }
+
+    #[inline(always)]
+    fn outside<E: Env>(&self, env: &E) -> u64 {
+        sample_env(self.outside, env)
+    }
+}
+
+/// Both lengths fixed.
+struct FixedLengths {
+    critical: u64,
+    outside: u64,
+}
+
+impl Lengths for FixedLengths {
+    #[inline(always)]
+    fn critical<E: Env>(&self, _: &E) -> u64 {
+        self.critical
+    }
+
+    #[inline(always)]
+    fn outside<E: Env>(&self, _: &E) -> u64 {
+        self.outside
+    }
+}
+
+/// No work at all, inside or outside (lockhammer's no-delay setting): the loop is the
+/// lock and the harness alone.
+struct NoWork;
+
+impl Lengths for NoWork {
+    #[inline(always)]
+    fn critical<E: Env>(&self, _: &E) -> u64 {
+        0
+    }
+
+    #[inline(always)]
+    fn outside<E: Env>(&self, _: &E) -> u64 {
+        0
+    }
+}
+
+/// [`Params::run_driven`]'s loop over lengths `p`.
+#[inline(always)]
+fn driven_loop<E: Env, L: Lock>(
+    p: &impl Lengths,
+    d: &impl Drive,
+    locks: &Locks<L>,
+    t: Thread<'_, E>,
+) -> u64 {
+    macro_rules! driven {
+        ($f:expr) => {
+            d.drive($f)
+        };
+    }
+    let marks = marks_holder(locks, t.stats);
+    let (mut ops, mut counted) = (0, Counted::default());
+    while operation!(p, locks, t, ops, counted, marks, driven) {}
+    counted.flush(t.stats, &mut ops);
+    ops
 }
 
 /// Whether the holder marks the lock's data line to count its re-acquisitions
@@ -141,7 +216,7 @@ macro_rules! operation {
             $run!(lock.acquire(env, local));
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
-            $run!(env.work(sample_env(p.critical, env)));
+            $run!(env.work(p.critical(env)));
             $run!(lock.release(env, local));
             let (at, waited_from) = env.acquire_counted(t0);
             match waited_from {
@@ -167,7 +242,7 @@ macro_rules! operation {
                     }
                 }
             }
-            $run!(env.work(sample_env(p.outside, env)));
+            $run!(env.work(p.outside(env)));
             true
         } else {
             $counted.flush($t.stats, &mut $ops);
@@ -181,7 +256,7 @@ macro_rules! operation {
             $t.stats.granted_after(t1, wait, bypass);
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
-            $run!(env.work(sample_env(p.critical, env)));
+            $run!(env.work(p.critical(env)));
             let hold = env.acquire_held(t1);
             $run!(lock.release(env, local));
             let stats = &mut *$t.stats;
@@ -193,7 +268,7 @@ macro_rules! operation {
             if stats.window().contains(t1) {
                 $ops += 1;
             }
-            $run!(env.work(sample_env(p.outside, env)));
+            $run!(env.work(p.outside(env)));
             true
         }
     }};

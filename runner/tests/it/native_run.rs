@@ -100,6 +100,40 @@ fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
 }
 
 #[test]
+fn drawn_lengths_are_drawn_per_operation_natively() {
+    // Fixed lengths and no work run loops of their own (`single::Params::run_driven`);
+    // a distribution is drawn at every operation. Outside stretches of 1-2 ms leave a
+    // lone thread at most one acquisition per millisecond of the 10 ms window (plus
+    // the one under way when it opened), however the machine runs it; lengths not
+    // drawn (0) would give millions.
+    let p = point(
+        LockAlgo::Ticket,
+        Workload::SingleLock {
+            critical: Dist::Uniform {
+                lo_ns: 50,
+                hi_ns: 150,
+            },
+            outside: Dist::Uniform {
+                lo_ns: 1_000_000,
+                hi_ns: 2_000_000,
+            },
+            lines: 1,
+        },
+        1,
+        None,
+    );
+    let mut pl = plan(vec![p.clone()]);
+    pl.run.recording = Recording::Sampled;
+    let r = run_point(&pl, &p, 0, D, W, &test_opts());
+    assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
+    let pt = &r.point;
+    assert!(pt.acquisitions <= D / 1_000_000 + 1, "{}", pt.acquisitions);
+    assert_eq!(pt.ops, pt.acquisitions);
+    assert_eq!(pt.critical_nominal_ns, 100.0);
+    assert_eq!(pt.outside_nominal_ns, 1_500_000.0);
+}
+
+#[test]
 fn sampled_recording_counts_reacquisitions_by_the_holders_mark() {
     // With a data line the holder marks it (`Locks::mark_holder`): re-acquisitions
     // are counted without the grant order, per thread and in total. A run's only

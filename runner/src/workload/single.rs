@@ -161,7 +161,7 @@ fn marks_holder<L: Lock>(locks: &Locks<L>, stats: &mut crate::stats::ThreadStats
 /// clock reading: all at that reading, so a count in a register until the next
 /// reading (a recorded acquisition, a counted one that waited) or the end hands them
 /// to the thread's stats.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Counted {
     n: u64,
     /// Of those, re-acquisitions the holder's mark told ([`Locks::mark_holder`]).
@@ -177,16 +177,28 @@ impl Counted {
         self.at = at;
     }
 
-    /// Into `stats` and `ops` (those in the window).
+    /// Into `stats` and `ops` (those in the window), emptied.
+    #[inline(always)]
     fn flush(&mut self, stats: &mut crate::stats::ThreadStats, ops: &mut u64) {
         if self.n > 0 {
-            if stats.window().contains(self.at) {
-                *ops += self.n;
-            }
-            stats.count_acquires(0, self.at, self.n);
-            stats.count_reacquisitions(0, self.at, self.reacquired);
+            *ops += hand_over(*self, stats);
             (self.n, self.reacquired) = (0, 0);
         }
+    }
+}
+
+/// [`Counted::flush`]'s work, out of the loop and given the counts by value: a
+/// `Counted` whose address went to a call would live in memory, and the measured
+/// loop would load and store it at every acquisition. Returns the operations in the
+/// window.
+#[inline(never)]
+fn hand_over(c: Counted, stats: &mut crate::stats::ThreadStats) -> u64 {
+    stats.count_acquires(0, c.at, c.n);
+    stats.count_reacquisitions(0, c.at, c.reacquired);
+    if stats.window().contains(c.at) {
+        c.n
+    } else {
+        0
     }
 }
 

@@ -75,19 +75,20 @@ impl Params<'_> {
 
 /// The lengths of an operation's critical section and of its outside stretch, ns.
 trait Lengths {
-    fn critical<E: Env>(&self, env: &E) -> u64;
-    fn outside<E: Env>(&self, env: &E) -> u64;
+    fn critical_ns<E: Env>(&self, env: &E) -> u64;
+    fn outside_ns<E: Env>(&self, env: &E) -> u64;
 }
 
-/// Drawn from the workload's distributions, one draw each per operation.
+/// Drawn from the workload's distributions at every operation (a fixed one among them
+/// gives its length without a draw).
 impl Lengths for Params<'_> {
     #[inline(always)]
-    fn critical<E: Env>(&self, env: &E) -> u64 {
+    fn critical_ns<E: Env>(&self, env: &E) -> u64 {
         sample_env(self.critical, env)
     }
 
     #[inline(always)]
-    fn outside<E: Env>(&self, env: &E) -> u64 {
+    fn outside_ns<E: Env>(&self, env: &E) -> u64 {
         sample_env(self.outside, env)
     }
 }
@@ -100,12 +101,12 @@ struct FixedLengths {
 
 impl Lengths for FixedLengths {
     #[inline(always)]
-    fn critical<E: Env>(&self, _: &E) -> u64 {
+    fn critical_ns<E: Env>(&self, _: &E) -> u64 {
         self.critical
     }
 
     #[inline(always)]
-    fn outside<E: Env>(&self, _: &E) -> u64 {
+    fn outside_ns<E: Env>(&self, _: &E) -> u64 {
         self.outside
     }
 }
@@ -116,12 +117,12 @@ struct NoWork;
 
 impl Lengths for NoWork {
     #[inline(always)]
-    fn critical<E: Env>(&self, _: &E) -> u64 {
+    fn critical_ns<E: Env>(&self, _: &E) -> u64 {
         0
     }
 
     #[inline(always)]
-    fn outside<E: Env>(&self, _: &E) -> u64 {
+    fn outside_ns<E: Env>(&self, _: &E) -> u64 {
         0
     }
 }
@@ -161,7 +162,7 @@ fn marks_holder<L: Lock>(locks: &Locks<L>, stats: &mut crate::stats::ThreadStats
 /// clock reading: all at that reading, so a count in a register until the next
 /// reading (a recorded acquisition, a counted one that waited) or the end hands them
 /// to the thread's stats.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct Counted {
     n: u64,
     /// Of those, re-acquisitions the holder's mark told ([`Locks::mark_holder`]).
@@ -181,7 +182,7 @@ impl Counted {
     #[inline(always)]
     fn flush(&mut self, stats: &mut crate::stats::ThreadStats, ops: &mut u64) {
         if self.n > 0 {
-            *ops += hand_over(*self, stats);
+            *ops += hand_over(self.clone(), stats);
             (self.n, self.reacquired) = (0, 0);
         }
     }
@@ -228,7 +229,7 @@ macro_rules! operation {
             $run!(lock.acquire(env, local));
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
-            $run!(env.work(p.critical(env)));
+            $run!(env.work(p.critical_ns(env)));
             $run!(lock.release(env, local));
             let (at, waited_from) = env.acquire_counted(t0);
             match waited_from {
@@ -254,7 +255,7 @@ macro_rules! operation {
                     }
                 }
             }
-            $run!(env.work(p.outside(env)));
+            $run!(env.work(p.outside_ns(env)));
             true
         } else {
             $counted.flush($t.stats, &mut $ops);
@@ -268,7 +269,7 @@ macro_rules! operation {
             $t.stats.granted_after(t1, wait, bypass);
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
-            $run!(env.work(p.critical(env)));
+            $run!(env.work(p.critical_ns(env)));
             let hold = env.acquire_held(t1);
             $run!(lock.release(env, local));
             let stats = &mut *$t.stats;
@@ -280,7 +281,7 @@ macro_rules! operation {
             if stats.window().contains(t1) {
                 $ops += 1;
             }
-            $run!(env.work(p.outside(env)));
+            $run!(env.work(p.outside_ns(env)));
             true
         }
     }};

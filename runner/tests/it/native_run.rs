@@ -126,6 +126,7 @@ fn drawn_lengths_are_drawn_per_operation_natively() {
     pl.run.recording = Recording::Sampled;
     let r = run_point(&pl, &p, 0, D, W, &test_opts());
     assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
+    progressed_or_lost_cpu(&r, "drawn lengths");
     let pt = &r.point;
     assert!(pt.acquisitions <= D / 1_000_000 + 1, "{}", pt.acquisitions);
     assert_eq!(pt.ops, pt.acquisitions);

@@ -81,29 +81,31 @@ pub fn harness(
     recording: Recording,
     threads: usize,
 ) -> f64 {
-    harness_rounds(work, algo, iters, recording, threads, 3)
+    harness_rounds(work, algo, iters, recording, threads, 0, 3)
         .into_iter()
         .fold(f64::INFINITY, f64::min)
 }
 
-/// [`harness`], each of `rounds` rounds' ns per iteration.
+/// [`harness`] with `lines` data lines written in the critical section (`harness`:
+/// none, as lockhammer's loop), each of `rounds` rounds' ns per iteration.
 pub fn harness_rounds(
     work: &WorkLoop,
     algo: &LockAlgo,
     iters: u64,
     recording: Recording,
     threads: usize,
+    lines: u32,
     rounds: usize,
 ) -> Vec<f64> {
-    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize, usize);
+    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize, usize, u32);
     impl LockVisitor for Harness<'_> {
         type Output = Vec<f64>;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Vec<f64> {
-            let (iters, threads, rounds) = (self.1, self.3, self.4);
+            let (iters, threads, rounds, lines) = (self.1, self.3, self.4, self.5);
             let w = Workload::SingleLock {
                 critical: Dist::Fixed { ns: 0 },
                 outside: Dist::Fixed { ns: 0 },
-                lines: 0,
+                lines,
             };
             let shape = workload::shape(&w, threads as u32);
             let mut alloc = LineAlloc::new();
@@ -130,7 +132,10 @@ pub fn harness_rounds(
             each
         }
     }
-    with_lock(algo, Harness(work, iters, recording, threads, rounds))
+    with_lock(
+        algo,
+        Harness(work, iters, recording, threads, rounds, lines),
+    )
 }
 
 /// A line of its own for a hand-written lock's words.

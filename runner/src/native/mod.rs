@@ -551,16 +551,7 @@ fn run_once<L: Lock>(
         ready.wait();
         go_ns.store(clock.read(), Ordering::SeqCst);
         start.wait();
-        let go = Instant::now();
-        let total = Duration::from_nanos(total_ns);
-        loop {
-            let el = go.elapsed();
-            progress((el.as_secs_f64() / total.as_secs_f64().max(1e-9)).min(1.0));
-            if el >= total || abort.load(Ordering::SeqCst) {
-                break;
-            }
-            std::thread::sleep((total - el).min(Duration::from_millis(50)));
-        }
+        wait_reporting_progress(Duration::from_nanos(total_ns), &abort, progress);
         handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))
@@ -583,6 +574,20 @@ fn run_once<L: Lock>(
         may_sleep,
         pair_ns,
     })
+}
+
+/// Wait on the calling (coordinating) thread until `total` has passed since now or
+/// `abort` is set, calling `progress` with the fraction passed every 50 ms.
+pub(crate) fn wait_reporting_progress(total: Duration, abort: &AtomicBool, progress: &dyn Fn(f64)) {
+    let go = Instant::now();
+    loop {
+        let el = go.elapsed();
+        progress((el.as_secs_f64() / total.as_secs_f64().max(1e-9)).min(1.0));
+        if el >= total || abort.load(Ordering::SeqCst) {
+            break;
+        }
+        std::thread::sleep((total - el).min(Duration::from_millis(50)));
+    }
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ use locklab_model::topology::place;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::thread::Thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Run one repetition of a wake-up point natively (see the module docs).
 pub(super) fn run_point(job: &Job<'_>, spec: &WakeupSpec, mut ctx: RunContext) -> RunRecord {
@@ -398,15 +398,7 @@ fn run_once(
             .collect();
         go_ns.store(clock.read(), Ordering::SeqCst);
         start.wait();
-        let t0 = Instant::now();
-        loop {
-            let el = t0.elapsed();
-            progress((el.as_secs_f64() / total.as_secs_f64().max(1e-9)).min(1.0));
-            if el >= total || abort.load(Ordering::SeqCst) {
-                break;
-            }
-            std::thread::sleep((total - el).min(Duration::from_millis(50)));
-        }
+        super::wait_reporting_progress(total, &abort, progress);
         handles
             .into_iter()
             .map(|h| h.join().expect("a wake-up thread panicked"))

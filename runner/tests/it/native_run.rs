@@ -43,6 +43,15 @@ fn progressed_or_lost_cpu(r: &locklab_model::records::RunRecord, what: &str) {
 }
 const W: u64 = 2_000_000;
 
+/// Point `p` run alone under `recording = sampled` (window `D` after `W`), not skipped.
+fn run_sampled(p: &Point) -> locklab_model::records::RunRecord {
+    let mut pl = plan(vec![p.clone()]);
+    pl.run.recording = Recording::Sampled;
+    let r = run_point(&pl, p, 0, D, W, &test_opts());
+    assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
+    r
+}
+
 #[test]
 fn every_lock_runs_a_single_lock_point_with_two_threads() {
     let n = map().len().min(2) as u32;
@@ -71,11 +80,7 @@ fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
     // whole, the waits a sample, and what needs the grant order is not measured.
     let n = map().len().min(2) as u32;
     for algo in [LockAlgo::Tas, LockAlgo::Ticket, LockAlgo::Mcs] {
-        let p = point(algo.clone(), single(0, 0, 0), n, None);
-        let mut pl = plan(vec![p.clone()]);
-        pl.run.recording = Recording::Sampled;
-        let r = run_point(&pl, &p, 0, D, W, &test_opts());
-        assert!(r.point.skipped.is_none(), "{algo:?}: {:?}", r.point.skipped);
+        let r = run_sampled(&point(algo.clone(), single(0, 0, 0), n, None));
         progressed_or_lost_cpu(&r, "sampled");
         let pt = &r.point;
         assert_eq!(pt.ops, pt.acquisitions, "{algo:?}");
@@ -122,10 +127,7 @@ fn drawn_lengths_are_drawn_per_operation_natively() {
         1,
         None,
     );
-    let mut pl = plan(vec![p.clone()]);
-    pl.run.recording = Recording::Sampled;
-    let r = run_point(&pl, &p, 0, D, W, &test_opts());
-    assert!(r.point.skipped.is_none(), "{:?}", r.point.skipped);
+    let r = run_sampled(&p);
     progressed_or_lost_cpu(&r, "drawn lengths");
     let pt = &r.point;
     assert!(pt.acquisitions <= D / 1_000_000 + 1, "{}", pt.acquisitions);
@@ -141,10 +143,7 @@ fn sampled_recording_counts_reacquisitions_by_the_holders_mark() {
     // thread re-acquires every time (its warm-up came first).
     let n = map().len().min(2) as u32;
     for algo in [LockAlgo::Tas, LockAlgo::Ticket] {
-        let p = point(algo.clone(), single(0, 0, 1), n, None);
-        let mut pl = plan(vec![p.clone()]);
-        pl.run.recording = Recording::Sampled;
-        let r = run_point(&pl, &p, 0, D, W, &test_opts());
+        let r = run_sampled(&point(algo.clone(), single(0, 0, 1), n, None));
         progressed_or_lost_cpu(&r, "sampled, marked");
         let pt = &r.point;
         let re = pt.reacquisitions.expect("counted by the holder's mark");

@@ -52,6 +52,7 @@ pub fn experiment(
     }
     let what = format!("experiment `{}`", exp.name.name);
     let mut o = Obj::new(file, exp.name.span, &what);
+    o.given_unparsed(&exp.unparsed_keys);
     ctx.obj_entries(&mut o, entries.into_iter(), EXPERIMENT_KEYS, &[]);
     let mut ok = true;
 

@@ -73,9 +73,16 @@ pub struct Obj<'v> {
     multi: Vec<&'v Prop>,
     /// Keys that were not recognised (a missing key they resemble is not reported).
     unknown: Vec<String>,
+    /// Keys given in statements that did not parse (already reported): not missing.
+    unparsed: Vec<String>,
 }
 
 impl<'v> Obj<'v> {
+    /// Keys given in statements that did not parse ([`Ctx::missing`] skips them).
+    pub fn given_unparsed(&mut self, keys: &[String]) {
+        self.unparsed.extend(keys.iter().cloned());
+    }
+
     pub fn new(file: usize, span: Span, what: &str) -> Obj<'v> {
         Obj {
             file,
@@ -84,6 +91,7 @@ impl<'v> Obj<'v> {
             props: BTreeMap::new(),
             multi: Vec::new(),
             unknown: Vec::new(),
+            unparsed: Vec::new(),
         }
     }
     pub fn get(&self, key: &str) -> Option<&'v Val> {
@@ -156,6 +164,7 @@ impl<'l> Ctx<'l> {
             props: BTreeMap::new(),
             multi: Vec::new(),
             unknown: Vec::new(),
+            unparsed: Vec::new(),
         };
         let ValKind::Record { entries, .. } = &val.kind else {
             return o;
@@ -216,6 +225,10 @@ impl<'l> Ctx<'l> {
     }
 
     pub fn missing(&mut self, o: &Obj, key: &str, example: &str) {
+        if o.unparsed.iter().any(|k| k == key) {
+            // Given in a statement whose syntax error was reported.
+            return;
+        }
         if o.unknown
             .iter()
             .any(|u| crate::diag::suggest(u, [key]).is_some())

@@ -154,6 +154,9 @@ pub struct Experiment {
     pub name: Ident,
     pub span: Span,
     pub body: Vec<Stmt>,
+    /// Keys given (`key =`) in statements of the body that did not parse: their
+    /// error is reported, and they are not reported again as missing.
+    pub unparsed_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -64,6 +64,30 @@ pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>
     }
 }
 
+/// The names written as `name =` (not `==`, `<=`, `>=`, `!=`) in `piece`, a statement
+/// that did not parse: `topology = host, lock = tas` on one line gives both.
+fn keys_given(piece: &[u8]) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < piece.len() {
+        let w = word_at(piece, i);
+        if w.is_empty() {
+            i += 1;
+            continue;
+        }
+        let preceded = i > 0 && (piece[i - 1] == b'.' || piece[i - 1] == b'$');
+        let mut j = i + w.len();
+        while j < piece.len() && (piece[j] == b' ' || piece[j] == b'\t') {
+            j += 1;
+        }
+        if !preceded && piece.get(j) == Some(&b'=') && piece.get(j + 1) != Some(&b'=') {
+            keys.push(String::from_utf8_lossy(w).into_owned());
+        }
+        i += w.len();
+    }
+    keys
+}
+
 fn too_deep(file: &str, at: usize) -> Diagnostic {
     Diagnostic::error(
         file,
@@ -196,6 +220,7 @@ impl Parser_<'_> {
             starts.insert(0, open + 1);
         }
         let mut body = Vec::new();
+        let mut unparsed_keys = Vec::new();
         for (k, &st) in starts.iter().enumerate() {
             let en = starts.get(k + 1).copied().unwrap_or(body_end).min(body_end);
             if st >= en || is_blank(&self.src[st..en]) {
@@ -235,9 +260,11 @@ impl Parser_<'_> {
                         }
                     }
                 }
-                Err(err) => self
-                    .diags
-                    .push(convert_pest_error(self.file, self.src, st, err)),
+                Err(err) => {
+                    self.diags
+                        .push(convert_pest_error(self.file, self.src, st, err));
+                    unparsed_keys.extend(keys_given(&bytes[st..en]));
+                }
             }
         }
         if let Some(name) = name {
@@ -245,6 +272,7 @@ impl Parser_<'_> {
                 span: Span::new(kw_pos, head_end),
                 name,
                 body,
+                unparsed_keys,
             }));
         }
     }

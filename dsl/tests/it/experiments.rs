@@ -94,3 +94,44 @@ fn reference_examples_check() {
     }
     assert!(checked_blocks >= 8, "only {checked_blocks} blocks checked");
 }
+
+#[test]
+fn an_experiments_properties_may_share_a_line() {
+    // As in a block: separated by newlines, `,` or `;`.
+    let text = "workload w = single { critical = 0ns, outside = 0ns }
+experiment c {
+  topology = host, workload = w; lock = tas,
+  threads = 2
+  run { modes = [sim], duration = 1ms }
+}
+";
+    let c = crate::load_mem(&[("e.lab", text)], "e.lab");
+    assert!(c.plan.is_some(), "{}", crate::show(&c));
+}
+
+#[test]
+fn keys_in_a_statement_that_did_not_parse_are_not_also_missing() {
+    // A line that does not parse (here two properties without a separator): the
+    // keys it gives are not then reported as missing, but a key given nowhere still
+    // is.
+    let text = "workload w = single { critical = 0ns, outside = 0ns }
+experiment c {
+  topology = host workload = w, lock = tas
+  run { modes = [sim], duration = 1ms }
+}
+";
+    let c = crate::load_mem(&[("e.lab", text)], "e.lab");
+    let errors: Vec<&str> = c
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(errors.len(), 2, "{}", crate::show(&c));
+    assert!(
+        errors.iter().any(|e| e.starts_with("expected")),
+        "{}",
+        crate::show(&c)
+    );
+    assert!(errors.contains(&"experiment `c` is missing `threads`"));
+}

@@ -400,16 +400,47 @@ struct ThreadState {
     marks: Option<CpuMarks>,
     work: WorkState,
     /// The clock at the current acquisition's first failed attempt (for one only
-    /// counted, at its `LONG_WAIT_SPINS`-th spin).
-    wait_from: Cell<Option<u64>>,
-    /// Spins of the current acquisition, while it is only counted and untimed.
+    /// counted, at its `LONG_WAIT_SPINS`-th spin), where `Acquisition::WAITED`.
+    wait_from: Cell<u64>,
+    /// Spins of the current acquisition, while it is only counted and untimed;
+    /// nonzero only where `Acquisition::SPUN`.
     spins: Cell<u32>,
     /// The last clock reading of `acquire_start` or `acquire_granted`.
     last: Cell<u64>,
-    /// Acquisitions until the next one whose start reads the clock.
-    countdown: Cell<u32>,
-    /// The current acquisition's start read the clock: its grant and hold are timed.
-    timed: Cell<bool>,
+    /// The countdown to the next timed acquisition and the current one's flags.
+    acquisition: Cell<Acquisition>,
+}
+
+/// What a thread knows of its current acquisition, in one word so that an untimed
+/// one that did not wait costs `acquire_start` one load and one store: the
+/// acquisitions until the next one whose start reads the clock (low 32 bits), and
+/// flags above them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Acquisition(u64);
+
+impl Acquisition {
+    /// The start read the clock: its grant and hold are timed.
+    const TIMED: u64 = 1 << 32;
+    /// It has waited since `ThreadState::wait_from`.
+    const WAITED: u64 = 1 << 33;
+    /// It has spun (`ThreadState::spins` is nonzero).
+    const SPUN: u64 = 1 << 34;
+
+    fn countdown(self) -> u32 {
+        self.0 as u32
+    }
+
+    fn has(self, flag: u64) -> bool {
+        self.0 & flag != 0
+    }
+
+    fn with(self, flag: u64) -> Self {
+        Acquisition(self.0 | flag)
+    }
+
+    fn without(self, flag: u64) -> Self {
+        Acquisition(self.0 & !flag)
+    }
 }
 
 impl<'a> NativeEnv<'a> {
@@ -444,11 +475,10 @@ impl<'a> NativeEnv<'a> {
                 ticks: Cell::new(0),
                 marks: None,
                 work: config.work.state(),
-                wait_from: Cell::new(None),
+                wait_from: Cell::new(0),
                 spins: Cell::new(0),
                 last: Cell::new(0),
-                countdown: Cell::new(0),
-                timed: Cell::new(true),
+                acquisition: Cell::new(Acquisition(Acquisition::TIMED)),
             }),
         }
     }
@@ -485,6 +515,12 @@ impl<'a> NativeEnv<'a> {
 
     pub(crate) fn marks(&self) -> Option<&CpuMarks> {
         self.state.marks.as_ref()
+    }
+
+    /// The current acquisition's start read the clock: its grant and hold are timed.
+    #[inline(always)]
+    fn timed(&self) -> bool {
+        self.state.acquisition.get().has(Acquisition::TIMED)
     }
 
     /// The clock, without the window marks `now()` also checks.
@@ -545,10 +581,12 @@ impl<'a> NativeEnv<'a> {
     /// from its first spin, as a recorded one.
     #[inline(always)]
     fn spun(&self) {
-        if self.order == GrantOrder::Unrecorded && !self.state.timed.get() {
-            let spins = &self.state.spins;
-            let n = spins.get().saturating_add(1);
-            spins.set(n);
+        let s = &*self.state;
+        let a = s.acquisition.get();
+        if self.order == GrantOrder::Unrecorded && !a.has(Acquisition::TIMED) {
+            let n = s.spins.get().saturating_add(1);
+            s.spins.set(n);
+            s.acquisition.set(a.with(Acquisition::SPUN));
             if n < LONG_WAIT_SPINS {
                 return;
             }
@@ -682,21 +720,19 @@ impl Env for NativeEnv<'_> {
     fn acquire_start(&self) -> u64 {
         // Few stores here: they all drain before the lock's first atomic. A wait
         // marked since the last acquisition began (a release that waited, as MCS's
-        // for its successor) is not this acquisition's.
+        // for its successor) is not this acquisition's: the flags start clear.
         let s = &*self.state;
-        if s.wait_from.get().is_some() {
-            s.wait_from.set(None);
-        }
-        if s.spins.get() != 0 {
-            s.spins.set(0);
-        }
-        let left = s.countdown.get();
+        let a = s.acquisition.get();
+        let left = a.countdown();
         if left > 1 {
-            s.countdown.set(left - 1);
-            if s.timed.get() {
-                s.timed.set(false);
+            s.acquisition.set(Acquisition(left as u64 - 1));
+            if a.has(Acquisition::SPUN) {
+                s.spins.set(0);
             }
             return s.last.get();
+        }
+        if a.has(Acquisition::SPUN) {
+            s.spins.set(0);
         }
         // The next timed acquisition 1 to 2n - 1 from now (n on average), at random
         // so that no periodic pattern of the lock's hand-offs is sampled in step.
@@ -709,8 +745,8 @@ impl Env for NativeEnv<'_> {
         } else {
             1
         };
-        s.countdown.set(next as u32);
-        s.timed.set(true);
+        let next = next.min(u32::MAX as u64);
+        s.acquisition.set(Acquisition(next | Acquisition::TIMED));
         let t = self.now();
         s.last.set(t);
         t
@@ -719,51 +755,50 @@ impl Env for NativeEnv<'_> {
     #[inline(always)]
     fn acquire_granted(&self, _start: u64) -> (u64, u64) {
         let s = &*self.state;
-        match s.wait_from.get() {
-            Some(from) => {
-                let t = self.now();
-                s.last.set(t);
-                (t, t.saturating_sub(from))
-            }
-            None if s.timed.get() => (self.now(), 0),
-            None => (s.last.get(), 0),
+        let a = s.acquisition.get();
+        if a.has(Acquisition::WAITED) {
+            let t = self.now();
+            s.last.set(t);
+            (t, t.saturating_sub(s.wait_from.get()))
+        } else if a.has(Acquisition::TIMED) {
+            (self.now(), 0)
+        } else {
+            (s.last.get(), 0)
         }
     }
 
     #[inline(always)]
     fn acquire_held(&self, granted: u64) -> Option<u64> {
-        self.state
-            .timed
-            .get()
-            .then(|| self.now().saturating_sub(granted))
+        self.timed().then(|| self.now().saturating_sub(granted))
     }
 
     #[inline(always)]
     fn recorded(&self) -> bool {
-        self.order == GrantOrder::Recorded || self.state.timed.get()
+        self.order == GrantOrder::Recorded || self.timed()
     }
 
     #[inline(always)]
     fn acquire_counted(&self, start: u64) -> (u64, Option<u64>) {
         let s = &*self.state;
-        match s.wait_from.get() {
-            None => (start, None),
-            Some(from) => {
-                s.wait_from.set(None);
-                let t = self.now();
-                s.last.set(t);
-                (t, Some(from))
-            }
+        let a = s.acquisition.get();
+        if !a.has(Acquisition::WAITED) {
+            return (start, None);
         }
+        s.acquisition.set(a.without(Acquisition::WAITED));
+        let t = self.now();
+        s.last.set(t);
+        (t, Some(s.wait_from.get()))
     }
 
     /// Lock code that waits in a way `wait_until` and `pause` do not see (the real OS
     /// mutexes) calls this once: the wait is timed from here, recorded or not.
     #[inline(always)]
     fn waiting(&self) {
-        let w = &self.state.wait_from;
-        if w.get().is_none() {
-            w.set(Some(self.read_clock()));
+        let s = &*self.state;
+        let a = s.acquisition.get();
+        if !a.has(Acquisition::WAITED) {
+            s.wait_from.set(self.read_clock());
+            s.acquisition.set(a.with(Acquisition::WAITED));
         }
     }
 

@@ -12,9 +12,10 @@ const BUSY: u8 = 0;
 
 #[derive(Debug)]
 pub struct Clh {
-    /// Index + 1 of the last node (initially the spare node `nthreads`, free).
+    /// The line of the last node (initially the spare node, free; the arena's
+    /// initial 0 reads as it). Nodes are named by their lines, never 0 (the tail's).
     tail: Addr,
-    /// `nthreads + 1` node lines.
+    /// `nthreads + 1` node lines, the last the spare.
     nodes: u32,
     nthreads: usize,
     /// This lock's slot in `LocalState`.
@@ -31,25 +32,31 @@ impl Clh {
         }
     }
 
-    fn node(&self, ptr: u64) -> Addr {
-        Addr::new(self.nodes + (ptr - 1) as u32, BUSY)
+    /// Node `line`'s flag. Lines name nodes, so the flag's address is the value the
+    /// tail held: no arithmetic between the swap and the wait.
+    fn node(line: u64) -> Addr {
+        Addr::new(line as u32, BUSY)
+    }
+
+    fn spare(&self) -> u64 {
+        (self.nodes + self.nthreads as u32) as u64
     }
 
     /// The tail starts at the spare node; the arena starts zeroed, so read 0 as it.
-    fn tail_ptr(&self, raw: u64) -> u64 {
+    fn tail_node(&self, raw: u64) -> u64 {
         if raw == 0 {
-            self.nthreads as u64 + 1
+            self.spare()
         } else {
             raw
         }
     }
 
-    /// This thread's current node (pointer form), thread t starting with node t.
+    /// This thread's current node, thread t starting with node t.
     fn mine(&self, local: &mut LocalState) -> u64 {
-        let tid = local.tid() as u64;
+        let tid = local.tid() as u32;
         let s = local.slot(self.id);
         if *s == 0 {
-            *s = tid + 1;
+            *s = (self.nodes + tid) as u64;
         }
         *s
     }
@@ -63,13 +70,13 @@ impl Clh {
 impl Lock for Clh {
     async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         let me = self.mine(local);
-        env.store(self.node(me), 1, Relaxed).await;
+        env.store(Self::node(me), 1, Relaxed).await;
         // Release publishes BUSY = 1 before the node becomes visible as tail; Acquire
         // is not needed for the predecessor's node (we only read its flag, with
         // Acquire, below).
-        let pred = self.tail_ptr(env.swap(self.tail, me, AcqRel).await);
+        let pred = self.tail_node(env.swap(self.tail, me, AcqRel).await);
         local.doorway(env, self.id);
-        env.wait_until(self.node(pred), Acquire, |v| v == 0).await;
+        env.wait_until(Self::node(pred), Acquire, |v| v == 0).await;
         // Remember the predecessor's node: it becomes ours at release.
         self.set_pred(local, me, pred);
     }
@@ -78,7 +85,7 @@ impl Lock for Clh {
         let s = *local.slot(self.id);
         let (me, pred) = (s & 0xffff_ffff, s >> 32);
         // Release: the successor's Acquire wait sees our critical section.
-        env.store(self.node(me), 0, Release).await;
+        env.store(Self::node(me), 0, Release).await;
         *local.slot(self.id) = pred;
     }
 
@@ -88,12 +95,12 @@ impl Lock for Clh {
     /// queue: we wait our turn and still return true (holding). Rare, and correct.
     async fn try_acquire<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
         let me = self.mine(local) & 0xffff_ffff;
-        let t = self.tail_ptr(env.load(self.tail, Relaxed).await);
-        if env.load(self.node(t), Relaxed).await != 0 {
+        let t = self.tail_node(env.load(self.tail, Relaxed).await);
+        if env.load(Self::node(t), Relaxed).await != 0 {
             return false;
         }
-        env.store(self.node(me), 1, Relaxed).await;
-        let raw = if t == self.nthreads as u64 + 1 {
+        env.store(Self::node(me), 1, Relaxed).await;
+        let raw = if t == self.spare() {
             // The arena's initial 0 and the explicit spare pointer mean the same.
             match env.cas(self.tail, 0, me, AcqRel).await {
                 Ok(v) => Ok(v),
@@ -103,10 +110,10 @@ impl Lock for Clh {
             env.cas(self.tail, t, me, AcqRel).await
         };
         if raw.is_err() {
-            env.store(self.node(me), 0, Relaxed).await;
+            env.store(Self::node(me), 0, Relaxed).await;
             return false;
         }
-        env.wait_until(self.node(t), Acquire, |v| v == 0).await;
+        env.wait_until(Self::node(t), Acquire, |v| v == 0).await;
         self.set_pred(local, me, t);
         true
     }
@@ -114,6 +121,6 @@ impl Lock for Clh {
     /// Asked by the holder: the tail is another node once someone enqueued.
     async fn is_contended<E: Env>(&self, env: &E, local: &mut LocalState) -> bool {
         let me = *local.slot(self.id) & 0xffff_ffff;
-        self.tail_ptr(env.load(self.tail, Relaxed).await) != me
+        self.tail_node(env.load(self.tail, Relaxed).await) != me
     }
 }

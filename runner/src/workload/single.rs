@@ -174,7 +174,9 @@ impl Counted {
     #[inline(always)]
     fn add(&mut self, at: u64, reacquired: bool) {
         self.n += 1;
-        self.reacquired += reacquired as u64;
+        if reacquired {
+            self.reacquired += 1;
+        }
         self.at = at;
     }
 

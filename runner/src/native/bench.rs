@@ -146,7 +146,7 @@ struct Line {
     b: AtomicU64,
 }
 
-/// The three locks written by hand on std atomics, no `Env`, no `async`: the
+/// Four locks written by hand on std atomics, no `Env`, no `async`: the
 /// reference for what the `Env` abstraction costs. The same words on lines of their
 /// own, the same orderings, and the same memory accesses as the `Env` versions,
 /// including the FIFO locks' mark of their doorway for `bypass` (`LocalState::arrive`:
@@ -235,6 +235,37 @@ pub mod plain {
                     }
                 }
                 node(next).b.store(0, Release);
+            }
+        })
+    }
+
+    /// CLH: a tail word and one node line per thread plus a spare, nodes named by
+    /// index + 1 (the tail's 0 is the spare), the thread's current node and, while it
+    /// holds, its predecessor's kept in its own state, as in `locks::clh`.
+    pub fn clh(iters: u64) -> f64 {
+        let [tail, grants, nodes @ ..] = &*lines::<4>();
+        let mut arrival = Box::new(0);
+        let mut slot = Box::new(1u64);
+        let flag = |p: u64| &nodes[p as usize - 1].a;
+        best_of_three(iters, &mut || {
+            for _ in 0..iters {
+                // acquire
+                // SAFETY (both volatile accesses): a valid, exclusive reference.
+                let me = unsafe { std::ptr::read_volatile(&*slot) } & 0xffff_ffff;
+                flag(me).store(1, Relaxed);
+                let pred = match tail.a.swap(me, AcqRel) {
+                    0 => 2,
+                    p => p,
+                };
+                arrive(grants, &mut arrival);
+                while flag(pred).load(Acquire) != 0 {
+                    std::hint::spin_loop();
+                }
+                unsafe { std::ptr::write_volatile(&mut *slot, me | pred << 32) };
+                // release
+                let s = unsafe { std::ptr::read_volatile(&*slot) };
+                flag(s & 0xffff_ffff).store(0, Release);
+                unsafe { std::ptr::write_volatile(&mut *slot, s >> 32) };
             }
         })
     }
@@ -342,10 +373,11 @@ pub fn report(iters: u64) -> String {
     );
     // (name, the hand-written lock: ns per acquire + release of `iters`, the Env one)
     type Pair = (&'static str, fn(u64) -> f64, LockAlgo);
-    let pairs: [Pair; 3] = [
+    let pairs: [Pair; 4] = [
         ("tas", plain::tas, LockAlgo::Tas),
         ("ticket", plain::ticket, LockAlgo::Ticket),
         ("mcs", plain::mcs, LockAlgo::Mcs),
+        ("clh", plain::clh, LockAlgo::Clh),
     ];
     for (name, plain, algo) in pairs {
         // Alternate, so that both see the machine's slow and fast spells alike.

@@ -351,8 +351,10 @@ pub fn time_every(cycle_ns: f64) -> u32 {
 /// the acquisitions whose start read the clock.
 ///
 /// Its mutable state is boxed ([`ThreadState`]), so that `NativeEnv` holds no `Cell`
-/// itself: a `&NativeEnv` is then read-only to the compiler, which keeps the arena's
-/// base and mask in registers across the lock's atomics instead of reloading them.
+/// itself: a `&NativeEnv` argument is then read-only and `noalias` to the compiler,
+/// which keeps the arena's base and mask in registers across the lock's atomics
+/// instead of reloading them (the measured loop takes it as an argument for that:
+/// `workload::single`'s `driven_loop`).
 // Under loom, waits yield to the model checker instead of spinning.
 #[cfg_attr(loom, allow(dead_code))]
 pub struct NativeEnv<'a> {

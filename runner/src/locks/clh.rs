@@ -13,7 +13,8 @@ const BUSY: u8 = 0;
 #[derive(Debug)]
 pub struct Clh {
     /// The line of the last node (initially the spare node, free; the arena's
-    /// initial 0 reads as it). Nodes are named by their lines, never 0 (the tail's).
+    /// initial 0 reads as it). Nodes are named by their lines, never 0: every node
+    /// line is allocated after a tail line.
     tail: Addr,
     /// `nthreads + 1` node lines, the last the spare.
     nodes: u32,
@@ -32,8 +33,8 @@ impl Clh {
         }
     }
 
-    /// Node `line`'s flag. Lines name nodes, so the flag's address is the value the
-    /// tail held: no arithmetic between the swap and the wait.
+    /// Node `line`'s flag. Lines name nodes, so the flag's line is the value the tail
+    /// held: no offset to add between the swap and the wait.
     fn node(line: u64) -> Addr {
         Addr::new(line as u32, BUSY)
     }

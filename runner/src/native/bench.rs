@@ -240,8 +240,9 @@ pub mod plain {
     }
 
     /// CLH: a tail word and one node line per thread plus a spare, nodes named by
-    /// index + 1 (the tail's 0 is the spare), the thread's current node and, while it
-    /// holds, its predecessor's kept in its own state, as in `locks::clh`.
+    /// index + 1 (the tail's 0 is the spare), which with the tail on line 0 are
+    /// `locks::clh`'s line numbers; the thread's current node and, while it holds,
+    /// its predecessor's kept in its own state, as there.
     pub fn clh(iters: u64) -> f64 {
         let [tail, grants, nodes @ ..] = &*lines::<4>();
         let mut arrival = Box::new(0);

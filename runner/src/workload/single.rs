@@ -137,12 +137,12 @@ impl Lengths for NoWork {
 
 /// [`Params::run_driven`]'s loop over lengths `p`, a function of its own, not
 /// inlined, that takes the thread's references as arguments: a reference argument is
-/// `noalias` to the compiler, so what the lock code reads through `env` and `locks`
-/// (the arena's base and mask, the lock's addresses) stays in registers across the
-/// lock's atomics. As fields of a [`Thread`] they were reloaded after every atomic,
-/// and a load after a locked instruction waits for it: CLH's wait on the flag whose
-/// address the swap returned took one more L1 hit on its path (one thread, no work:
-/// TAS 266 → 322 M acquisitions/s, CLH 141 → 203 on a Zen 4 guest).
+/// `noalias` to the compiler, so what the lock code reads through `env` (the arena's
+/// base and mask) stays in registers across the lock's atomics. As a field of a
+/// [`Thread`] it was reloaded after every atomic, and a load after a locked
+/// instruction waits for it: CLH's wait on the flag whose line the swap returned took
+/// one more L1 hit on its path (one thread, no work: TAS 266 → 321 M acquisitions/s,
+/// CLH 141 → 202 on a Zen 4 guest).
 #[inline(never)]
 fn driven_loop<E: Env, L: Lock>(
     p: &impl Lengths,

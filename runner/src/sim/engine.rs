@@ -894,7 +894,19 @@ impl Env for SimEnv<'_> {
         self.op(Op::StoreMasked(a, mask, v))
     }
     async fn wait_until<P: Fn(Word) -> bool>(&self, a: Addr, _o: Ordering, pred: P) -> Word {
+        let before = self.now();
         let mut v: Word = self.op(Op::Load(a)).await;
+        if self.now() > before {
+            // The first check waited for the line: another core held it, most often
+            // to write it (a release). x86 keeps loads in order, so a load after the
+            // check goes out early only speculatively, and the lines the writer
+            // wrote before (its critical section's) are still being written then: a
+            // load sent early would be squashed and sent again. Nothing is prefetched
+            // ahead of the check's value; instructions still run under it.
+            self.m.core.borrow_mut().slots[self.tid as usize]
+                .ahead
+                .loads = 0;
+        }
         while !pred(v) {
             v = self.op(Op::Watch(a, v)).await;
         }

@@ -1254,6 +1254,70 @@ fn an_independent_miss_goes_out_under_an_earlier_stall() {
     assert_eq!(after_a_remote_stall(100, Then::PrefetchLoad), 1_285);
 }
 
+/// A wait whose first check waited for its line lets nothing be prefetched ahead of
+/// the check's value (x86 keeps loads in order: a load sent early is speculative, and
+/// the lines the writer wrote before its release are still being written). Thread 1
+/// modifies three lines at 0; thread 0 swaps on the first at 1,000 (195 ns: a remote
+/// transfer and the atomic, to 1,195), then waits until the second holds 7 (its first
+/// check misses: 190 ns, to 1,385) and prefetches and loads the third. With 1 µs of
+/// run-ahead the third line's miss leaves only at 1,385 and its data arrives at
+/// 1,575, as without run-ahead; a plain load in place of the wait lets it leave under
+/// both stalls, its data there when the load completes (1,385). Work after the wait
+/// still runs under the stalls: 300 ns of it end at 1,385 with run-ahead (all of it
+/// hidden), 1,685 without.
+#[test]
+fn nothing_is_prefetched_ahead_of_a_wait_that_waited_for_its_line() {
+    #[derive(Clone, Copy)]
+    enum Check {
+        Wait,
+        Load,
+    }
+    let run = |run_ahead: u64, check: Check, prefetch: bool| {
+        let mut m = spec(2, 2, 1, 10, 50, 190);
+        m.costs.memory.run_ahead_ns = run_ahead;
+        let sl = slots(&m, PlacementKind::Scatter, 2);
+        let mach = machine(&m, &sl, 3, 1);
+        let (a, b, c) = (Addr::new(0, 0), Addr::new(1, 0), Addr::new(2, 0));
+        let end = Cell::new(0);
+        let envs = [mach.env(0), mach.env(1)];
+        {
+            let (e0, e1, end) = (&envs[0], &envs[1], &end);
+            let mut futs: Vec<Fut> = vec![
+                Box::pin(async move {
+                    e0.work(1_000).await;
+                    e0.swap(a, 1, Relaxed).await;
+                    assert_eq!(e0.now(), 1_195);
+                    let v = match check {
+                        Check::Wait => e0.wait_until(b, Relaxed, |v| v == 7).await,
+                        Check::Load => e0.load(b, Relaxed).await,
+                    };
+                    assert_eq!((v, e0.now()), (7, 1_385));
+                    if prefetch {
+                        e0.prefetch(c).await;
+                        assert_eq!(e0.load(c, Relaxed).await, 7);
+                    } else {
+                        e0.work(300).await;
+                    }
+                    end.set(e0.now());
+                }),
+                Box::pin(async move {
+                    e1.store(a, 7, Relaxed).await;
+                    e1.store(b, 7, Relaxed).await;
+                    e1.store(c, 7, Relaxed).await;
+                }),
+            ];
+            let out = mach.run(&mut futs, u64::MAX);
+            assert_eq!(out.finished, 2);
+        }
+        end.get()
+    };
+    assert_eq!(run(0, Check::Wait, true), 1_575);
+    assert_eq!(run(1_000, Check::Wait, true), 1_575);
+    assert_eq!(run(1_000, Check::Load, true), 1_385);
+    assert_eq!(run(0, Check::Wait, false), 1_685);
+    assert_eq!(run(1_000, Check::Wait, false), 1_385);
+}
+
 /// `memory { rmw_run_ahead }`: of a locked RMW's own stall, the work after it runs
 /// under only that share (a core that holds back the instructions after a locked one
 /// until it completes: 0), while an independent load still goes out under all of it.

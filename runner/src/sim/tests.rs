@@ -1148,9 +1148,15 @@ enum Then {
     FenceWork,
     PrefetchLoad,
     LoadWork,
+    /// Wait until the second line holds 7, then prefetch and load the third.
+    WaitPrefetchLoad,
+    /// The same with a plain load of the second line in place of the wait.
+    LoadPrefetchLoad,
+    /// Wait until the second line holds 7, then work.
+    WaitWork,
 }
 
-/// Thread 1 modifies two lines at 0; thread 0's swap on the first at 1,000 pays a
+/// Thread 1 modifies three lines at 0; thread 0's swap on the first at 1,000 pays a
 /// remote transfer and the atomic (195 ns), then it does `then`: when it is done.
 fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
     after_a_remote_rmw_stall(run_ahead, WHOLE_PPM, then)
@@ -1162,12 +1168,21 @@ fn after_a_remote_rmw_stall(run_ahead: u64, rmw_run_ahead_ppm: u32, then: Then) 
     m.costs.memory.run_ahead_ns = run_ahead;
     m.costs.memory.rmw_run_ahead_ppm = rmw_run_ahead_ppm;
     let sl = slots(&m, PlacementKind::Scatter, 2);
-    let mach = machine(&m, &sl, 2, 1);
-    let (a, b) = (Addr::new(0, 0), Addr::new(1, 0));
+    let mach = machine(&m, &sl, 3, 1);
+    let (a, b, c) = (Addr::new(0, 0), Addr::new(1, 0), Addr::new(2, 0));
     let end = Cell::new(0);
     let envs = [mach.env(0), mach.env(1)];
     {
         let (e0, e1, end) = (&envs[0], &envs[1], &end);
+        // The second line checked (waited for or loaded): its miss ends at 1,385.
+        let check = |wait: bool| async move {
+            let v = if wait {
+                e0.wait_until(b, Relaxed, |v| v == 7).await
+            } else {
+                e0.load(b, Relaxed).await
+            };
+            assert_eq!((v, e0.now()), (7, 1_385));
+        };
         let mut futs: Vec<Fut> = vec![
             Box::pin(async move {
                 e0.work(1_000).await;
@@ -1204,12 +1219,22 @@ fn after_a_remote_rmw_stall(run_ahead: u64, rmw_run_ahead_ppm: u32, then: Then) 
                         assert_eq!(e0.load(b, Relaxed).await, 7);
                         e0.work(300).await;
                     }
+                    Then::WaitPrefetchLoad | Then::LoadPrefetchLoad => {
+                        check(matches!(then, Then::WaitPrefetchLoad)).await;
+                        e0.prefetch(c).await;
+                        assert_eq!(e0.load(c, Relaxed).await, 7);
+                    }
+                    Then::WaitWork => {
+                        check(true).await;
+                        e0.work(300).await;
+                    }
                 }
                 end.set(e0.now());
             }),
             Box::pin(async move {
                 e1.store(a, 7, Relaxed).await;
                 e1.store(b, 7, Relaxed).await;
+                e1.store(c, 7, Relaxed).await;
             }),
         ];
         let out = mach.run(&mut futs, u64::MAX);
@@ -1267,55 +1292,11 @@ fn an_independent_miss_goes_out_under_an_earlier_stall() {
 /// hidden), 1,685 without.
 #[test]
 fn nothing_is_prefetched_ahead_of_a_wait_that_waited_for_its_line() {
-    #[derive(Clone, Copy)]
-    enum Check {
-        Wait,
-        Load,
-    }
-    let run = |run_ahead: u64, check: Check, prefetch: bool| {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.run_ahead_ns = run_ahead;
-        let sl = slots(&m, PlacementKind::Scatter, 2);
-        let mach = machine(&m, &sl, 3, 1);
-        let (a, b, c) = (Addr::new(0, 0), Addr::new(1, 0), Addr::new(2, 0));
-        let end = Cell::new(0);
-        let envs = [mach.env(0), mach.env(1)];
-        {
-            let (e0, e1, end) = (&envs[0], &envs[1], &end);
-            let mut futs: Vec<Fut> = vec![
-                Box::pin(async move {
-                    e0.work(1_000).await;
-                    e0.swap(a, 1, Relaxed).await;
-                    assert_eq!(e0.now(), 1_195);
-                    let v = match check {
-                        Check::Wait => e0.wait_until(b, Relaxed, |v| v == 7).await,
-                        Check::Load => e0.load(b, Relaxed).await,
-                    };
-                    assert_eq!((v, e0.now()), (7, 1_385));
-                    if prefetch {
-                        e0.prefetch(c).await;
-                        assert_eq!(e0.load(c, Relaxed).await, 7);
-                    } else {
-                        e0.work(300).await;
-                    }
-                    end.set(e0.now());
-                }),
-                Box::pin(async move {
-                    e1.store(a, 7, Relaxed).await;
-                    e1.store(b, 7, Relaxed).await;
-                    e1.store(c, 7, Relaxed).await;
-                }),
-            ];
-            let out = mach.run(&mut futs, u64::MAX);
-            assert_eq!(out.finished, 2);
-        }
-        end.get()
-    };
-    assert_eq!(run(0, Check::Wait, true), 1_575);
-    assert_eq!(run(1_000, Check::Wait, true), 1_575);
-    assert_eq!(run(1_000, Check::Load, true), 1_385);
-    assert_eq!(run(0, Check::Wait, false), 1_685);
-    assert_eq!(run(1_000, Check::Wait, false), 1_385);
+    assert_eq!(after_a_remote_stall(0, Then::WaitPrefetchLoad), 1_575);
+    assert_eq!(after_a_remote_stall(1_000, Then::WaitPrefetchLoad), 1_575);
+    assert_eq!(after_a_remote_stall(1_000, Then::LoadPrefetchLoad), 1_385);
+    assert_eq!(after_a_remote_stall(0, Then::WaitWork), 1_685);
+    assert_eq!(after_a_remote_stall(1_000, Then::WaitWork), 1_385);
 }
 
 /// `memory { rmw_run_ahead }`: of a locked RMW's own stall, the work after it runs

@@ -205,10 +205,10 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
 /// pinned to `cpu`: the lock's swap and release plus the loop and its bookkeeping, in
 /// the language's default shape (no work, one data line, which the holder writes and
 /// marks: `recording = sampled`). The simulator prices those hits at nothing, so the
-/// loop's time for them belongs in `overhead`. Each of five rounds is one 100 ms window of the loop, as a
-/// run's; the rounds, for the caller to take their median (not the best: the loop's
-/// own instructions run at two speeds on a shared machine, and a run's window sees
-/// both, while a locked operation's latency hardly changes).
+/// loop's time for them belongs in `overhead`. Each of five rounds is one 100 ms
+/// window of the loop, as a run's; the rounds, for the caller to take their median
+/// (not the best: the loop's own instructions run at two speeds on a shared machine,
+/// and a run's window sees both, while a locked operation's latency hardly changes).
 pub fn tas_loop_rounds(cpu: u32) -> Vec<f64> {
     std::thread::scope(|s| {
         s.spawn(move || {

@@ -316,6 +316,17 @@ pub struct Memory {
     /// requests in the order they were issued. Left out of a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero_ppm")]
     pub request_arrival_ppm: u32,
+    /// A load of a line another core has modified takes the line whole (migratory
+    /// sharing): the writer keeps no copy, so its next access misses, and the reader
+    /// holds the line exclusive and clean, so that its own store needs no further
+    /// request. A load of a clean line shares it either way. `false` (the default):
+    /// the writer keeps a shared copy. Left out of a plan when `false`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub migratory: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn is_zero_ppm(v: &u32) -> bool {
@@ -357,6 +368,7 @@ impl Memory {
             rmw_run_ahead_ppm: WHOLE_PPM,
             reread_overlap_ppm: 0,
             request_arrival_ppm: 0,
+            migratory: false,
         }
     }
 }

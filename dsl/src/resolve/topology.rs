@@ -373,7 +373,7 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival }`:
+    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival, migratory }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -403,6 +403,7 @@ impl Ctx<'_> {
                 "rmw_run_ahead",
                 "reread_overlap",
                 "request_arrival",
+                "migratory",
             ],
             &[],
         );
@@ -460,6 +461,17 @@ impl Ctx<'_> {
             "`request_arrival` (share of a transfer)",
             d.request_arrival_ppm,
         );
+        let migratory = match mo.get("migratory") {
+            None => Some(d.migratory),
+            Some(Val {
+                kind: ValKind::Bool(b),
+                ..
+            }) => Some(*b),
+            Some(v) => {
+                self.mismatch(file, v, "`migratory`", "`true` or `false`", None);
+                None
+            }
+        };
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,
@@ -472,6 +484,7 @@ impl Ctx<'_> {
             rmw_run_ahead_ppm: rmw_run_ahead?,
             reread_overlap_ppm: reread_overlap?,
             request_arrival_ppm: request_arrival?,
+            migratory: migratory?,
         })
     }
 

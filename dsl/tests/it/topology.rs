@@ -26,6 +26,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.rmw_run_ahead_ppm, 1_000_000);
     assert_eq!(c.memory.reread_overlap_ppm, 0);
     assert_eq!(c.memory.request_arrival_ppm, 0);
+    assert!(!c.memory.migratory);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
     assert_eq!(c.futex, Futex::DEFAULT);
@@ -36,7 +37,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5 }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, migratory = true }
   jitter = 0.05
   overhead = 8ns
 }",
@@ -58,6 +59,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.rmw_run_ahead_ppm, 250_000);
     assert_eq!(m.reread_overlap_ppm, 750_000);
     assert_eq!(m.request_arrival_ppm, 500_000);
+    assert!(m.migratory);
     assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
     let off =
@@ -82,6 +84,14 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0.9 }")
             .unwrap_err();
     assert!(e.contains("jitter"), "{e}");
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { migratory = 1 } }",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("migratory") && e.contains("`true` or `false`"),
+        "{e}"
+    );
     // Shares of at most 1: an upgrade dearer than fetching the line is no coherence
     // protocol, a locked operation's stall hides at most all of it, a re-read
     // overlaps at most the whole request, a request reaches the holder at most a

@@ -15,7 +15,9 @@
 //! - **Load** by x: free if x has a valid copy (the work durations include cache
 //!   hits), or, right after x prefetched the line, when that fill arrives. A miss is
 //!   served at `s = max(now, busy_until)`: from the holder if the line is modified or
-//!   exclusive there (`T(holder→x)`, the holder keeps a shared copy); from the LLC if
+//!   exclusive there (`T(holder→x)`; the holder keeps a shared copy, except under
+//!   `memory { migratory }` when the holder had written it: then x takes the line
+//!   whole, exclusive and clean, and the holder keeps nothing); from the LLC if
 //!   it is shared with a copy in x's LLC domain (`llc_hit`, or the sibling's `T_smt`
 //!   when cheaper); else from the nearest sharer. It completes no earlier than the
 //!   read miss before it (whose data it may be waiting for) and occupies the line for
@@ -140,6 +142,8 @@ pub(crate) struct Fabric {
     misses_in_flight: usize,
     jitter_ppm: u32,
     upgrade_ppm: u64,
+    /// `memory { migratory }`: a load of a line another core has written takes it.
+    migratory: bool,
 }
 
 impl Fabric {
@@ -192,6 +196,7 @@ impl Fabric {
             misses_in_flight: m.misses_in_flight.max(1) as usize,
             jitter_ppm: costs.jitter_ppm,
             upgrade_ppm: m.upgrade_ppm as u64,
+            migratory: m.migratory,
         }
     }
 
@@ -252,6 +257,9 @@ pub(crate) struct Line {
     /// How long that read-for-ownership itself took (0 if it invalidated nothing):
     /// not the wait for older stores to commit, nor an RMW's own atomic.
     pub request_ns: u64,
+    /// Written since its exclusive holder took it (modified, not exclusive-clean):
+    /// under `memory { migratory }` a load of it by another core takes it whole.
+    dirty: bool,
 }
 
 impl Line {
@@ -269,6 +277,7 @@ impl Line {
             watch_tail: NONE,
             invalidated_at: 0,
             request_ns: 0,
+            dirty: false,
         }
     }
 }
@@ -731,6 +740,7 @@ impl Memory {
     fn read_miss(&mut self, x: u32, line: u32, at: u64, sent: Sent) -> u64 {
         let fab = &self.fabric;
         let l = &self.lines[line as usize];
+        let migrates = fab.migratory && l.owner != NONE && l.dirty;
         let (lat, after) = if l.owner != NONE {
             // Modified or exclusive in another core: that core supplies it.
             (fab.cost(l.owner, x), 0)
@@ -756,8 +766,14 @@ impl Memory {
         }
         .max(after);
         l.busy_until = s + occupancy;
-        l.owner = NONE;
-        l.sharers.insert(x);
+        if migrates {
+            l.owner = x;
+            l.sharers = Bits::single(x);
+            l.dirty = false;
+        } else {
+            l.owner = NONE;
+            l.sharers.insert(x);
+        }
         l.fill_tid = x;
         l.fill_done = done;
         done
@@ -787,12 +803,13 @@ impl Memory {
         }
     }
 
-    /// `x` becomes the line's only holder.
+    /// `x` becomes the line's only holder, having written it.
     #[inline]
     fn take(&mut self, x: u32, line: u32) {
         let l = &mut self.lines[line as usize];
         l.owner = x;
         l.sharers = Bits::single(x);
+        l.dirty = true;
         l.fill_tid = NONE;
         l.fill_done = 0;
     }

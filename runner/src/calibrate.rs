@@ -274,7 +274,9 @@ struct PairCosts {
 ///   be the measured hand-off, within [0, 1] (needs `pause`, measured on one CPU,
 ///   and an upgrade of at least [`SHARE_MIN_NS`]);
 /// - `request_arrival`: how long a holder went on hitting after a swap was sent to
-///   it ([`holder_lead`]), over the transfer, within [0, 1].
+///   it ([`holder_lead`]), over the transfer, within [0, 1];
+/// - `migratory`: a load of a line the timing CPU wrote and the other CPU then read
+///   costs more than half a transfer (the reader took the line whole).
 ///
 /// The CAS hand-off is not fitted: it checks the result (the simulator prices it as
 /// a transfer plus the atomic, and the waiter's polling delay).
@@ -309,6 +311,7 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         reread_overlap,
         request_arrival: fitted
             .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))),
+        migratory: fitted.map(|(t, l, _)| l.load_written_read > t / 2.0),
         transfer,
     }
 }
@@ -326,6 +329,7 @@ struct Fitted {
     rmw_run_ahead: Option<f64>,
     reread_overlap: Option<f64>,
     request_arrival: Option<f64>,
+    migratory: Option<bool>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -447,6 +451,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
                     load_store: median_of(chosen.iter().filter_map(|p| p.load_store)),
                     line: l(|x| x.load_modified).map(|load_modified| LineStateCosts {
                         load_modified,
+                        load_written_read: l(|x| x.load_written_read).unwrap_or_default(),
                         rmw_modified: l(|x| x.rmw_modified).unwrap_or_default(),
                         rmw_shared: l(|x| x.rmw_shared).unwrap_or_default(),
                         rmw_owned: l(|x| x.rmw_owned).unwrap_or_default(),
@@ -571,12 +576,14 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             Some(l) => s.push_str(&format!(
                 "#           CPU {} accessing a line CPU {} modified: load {:.1} ns, locked add {:.1} ns;\n\
                  #           one they share: locked add {:.1} ns; its own: locked add {:.1} ns\n\
+                 #           its load of a line it wrote and CPU {} then read: {:.1} ns\n\
                  #           a locked add and a load of two lines CPU {} modified stall {:.1} ns, of\n\
                  #           which a spin on the clock after them runs under {:.1} ns; with seven\n\
                  #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n\
                  #           CPU {} adding to a line it holds goes on hitting {:.1} ns after CPU {}\n\
                  #           sends a swap to it\n",
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
+                p.b, l.load_written_read,
                 p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead,
                 p.b, l.holder_lead, p.a
             )),
@@ -608,6 +615,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         rmw_run_ahead,
         reread_overlap,
         request_arrival,
+        migratory,
     } = fit(&by_level, one_cpu.map(|o| o.pause));
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
@@ -632,6 +640,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             rmw_run_ahead,
             reread_overlap,
             request_arrival,
+            migratory,
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -677,6 +686,10 @@ pub(crate) fn central_mean(t: &mut [u64], step: u64) -> f64 {
 #[derive(Debug, Clone, Copy)]
 pub struct LineStateCosts {
     pub load_modified: f64,
+    /// A load of a line `a` wrote and `b` then read (less a hit): about
+    /// `load_modified` when `b`'s read took the line whole (`memory { migratory }`),
+    /// about 0 when `a` kept a copy.
+    pub load_written_read: f64,
     pub rmw_modified: f64,
     pub rmw_shared: f64,
     pub rmw_owned: f64,
@@ -720,8 +733,11 @@ enum Access {
 enum Prepare {
     /// `b` writes the line.
     Modify,
-    /// `b` reads the line (`a` keeps its copy).
+    /// `b` reads the line, of which `a` holds a clean copy.
     Read,
+    /// `a` writes the line (a locked add), then `b` reads it: whether `a` keeps a copy
+    /// (`memory { migratory }`).
+    ReadWritten,
     /// `b` leaves it alone.
     Nothing,
 }
@@ -774,7 +790,7 @@ fn time_access(
                             y.0.store(r, Ordering::Relaxed);
                         }
                     }
-                    Prepare::Read => {
+                    Prepare::Read | Prepare::ReadWritten => {
                         black_box(x.0.load(Ordering::Relaxed));
                     }
                     Prepare::Nothing => {}
@@ -790,11 +806,17 @@ fn time_access(
             }
             let mut out = Vec::with_capacity(rounds as usize);
             for r in 1..=rounds {
-                // Our own copy first: shared after `b` reads, owned if it does
-                // nothing, invalidated when it writes.
-                x.0.fetch_add(0, Ordering::AcqRel);
+                // Our own copy first: a load (a clean copy, shared after `b` reads,
+                // invalidated when it writes), or a locked add of 1 when the line is to
+                // be ours and written. (A locked add of 0, which this was once, is
+                // compiled into a fence and a load: it never wrote the line.)
+                if prep == Prepare::ReadWritten {
+                    x.0.fetch_add(1, Ordering::AcqRel);
+                } else {
+                    black_box(x.0.load(Ordering::Acquire));
+                }
                 for y in ys {
-                    y.0.fetch_add(0, Ordering::AcqRel);
+                    black_box(y.0.load(Ordering::Acquire));
                 }
                 go.0.store(r, Ordering::Release);
                 if !wait(done, r) {
@@ -993,6 +1015,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         // access itself.
         let hit = one(Prepare::Nothing, Access::Load)?;
         let load_modified = one(Prepare::Modify, Access::Load)? - hit;
+        let load_written_read = one(Prepare::ReadWritten, Access::Load)? - hit;
         // A stall, then the same followed by a spin four times as long as it (at
         // least 200 ns), which could run under all of it: (stall, the part hidden).
         let stall_hidden = |loads: usize, dependent: bool| -> Option<(f64, f64)> {
@@ -1015,6 +1038,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         let holder_lead = holder_lead(b, a, 400, ns_per_tick)?;
         rounds.push(LineStateCosts {
             load_modified,
+            load_written_read,
             rmw_modified: one(Prepare::Modify, Access::Rmw)? - hit,
             rmw_shared: one(Prepare::Read, Access::Rmw)? - hit,
             rmw_owned: owned - hit,
@@ -1028,6 +1052,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
     let median = |f: fn(&LineStateCosts) -> f64| median_of_rounds(rounds.iter().map(f).collect());
     Some(LineStateCosts {
         load_modified: median(|r| r.load_modified),
+        load_written_read: median(|r| r.load_written_read),
         rmw_modified: median(|r| r.rmw_modified),
         rmw_shared: median(|r| r.rmw_shared),
         rmw_owned: median(|r| r.rmw_owned),
@@ -1293,6 +1318,7 @@ mod tests {
                 load_store: Some(48.0 + x),
                 line: line.then_some(LineStateCosts {
                     load_modified: 45.0 + x,
+                    load_written_read: 0.5 + x,
                     rmw_modified: 52.0 + x,
                     rmw_shared: 46.0 + x,
                     rmw_owned: 4.0 + x,
@@ -1449,5 +1475,19 @@ mod tests {
         assert_eq!(lead(-3.0, 45.0), Some(0.0));
         assert_eq!(lead(2.0, SHARE_MIN_NS / 2.0), None);
         assert_eq!(untimed.request_arrival, None);
+        // The writer's re-load after the other CPU read its line: 0.5 ns, a hit (it
+        // kept a copy); 40 of a 45 ns transfer, a miss: migratory. Untimed, unknown.
+        assert_eq!(f.migratory, Some(false));
+        let mut p = pass(0.0, true);
+        let l = p
+            .by_level
+            .get_mut(&Distance::Llc)
+            .unwrap()
+            .line
+            .as_mut()
+            .unwrap();
+        l.load_written_read = 40.0;
+        assert_eq!(fit(&p.by_level, Some(40.0)).migratory, Some(true));
+        assert_eq!(untimed.migratory, None);
     }
 }

@@ -426,6 +426,9 @@ pub struct Measured {
     /// How far through its transfer a request for a line another core holds takes
     /// effect, when measured (`memory { request_arrival }`).
     pub request_arrival: Option<f64>,
+    /// Whether a load of a line another core wrote takes it whole, when measured
+    /// (`memory { migratory }`).
+    pub migratory: Option<bool>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -478,7 +481,8 @@ pub fn topology_as_lab_with(
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
-                 # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off\n",
+                 # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\
+                 # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer\n",
                 m.transfer_from
             ));
             if let Some(r) = m.request_arrival {
@@ -548,6 +552,9 @@ pub fn topology_as_lab_with(
             }
             if let Some(r) = m.reread_overlap {
                 memory.push(format!("reread_overlap = {:.2}", r));
+            }
+            if m.migratory == Some(true) {
+                memory.push("migratory = true".into());
             }
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));

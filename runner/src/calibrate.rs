@@ -1418,6 +1418,12 @@ mod tests {
         assert!(none.by_level.is_empty() && none.one_cpu.is_none() && none.futex.is_none());
     }
 
+    /// The single accesses [`pass`] measured, to change.
+    fn llc_line(p: &mut Pass) -> &mut LineStateCosts {
+        let pair = p.by_level.get_mut(&Distance::Llc).unwrap();
+        pair.line.as_mut().unwrap()
+    }
+
     /// The memory constants from one pass's line probes ([`pass`]: a load of a
     /// modified line 45 ns, locked adds of 46 on a shared line and 4 on an owned one,
     /// a spin hiding 18 of a 20 ns locked add, 90 of a chain): `upgrade` (46 − 4) /
@@ -1431,8 +1437,7 @@ mod tests {
         assert!((f.rmw_run_ahead.unwrap() - 0.9).abs() < 1e-9);
         let with = |stall: f64, hidden: f64| {
             let mut p = pass(0.0, true);
-            let c = p.by_level.get_mut(&Distance::Llc).unwrap();
-            let l = c.line.as_mut().unwrap();
+            let l = llc_line(&mut p);
             (l.acquire_stall, l.acquire_hidden) = (stall, hidden);
             fit(&p.by_level, Some(40.0)).rmw_run_ahead
         };
@@ -1461,13 +1466,7 @@ mod tests {
         assert!((f.request_arrival.unwrap() - 0.6).abs() < 1e-9);
         let lead = |lead: f64, transfer: f64| {
             let mut p = pass(0.0, true);
-            let l = p
-                .by_level
-                .get_mut(&Distance::Llc)
-                .unwrap()
-                .line
-                .as_mut()
-                .unwrap();
+            let l = llc_line(&mut p);
             (l.holder_lead, l.load_modified) = (lead, transfer);
             fit(&p.by_level, Some(40.0)).request_arrival
         };
@@ -1479,14 +1478,7 @@ mod tests {
         // kept a copy); 40 of a 45 ns transfer, a miss: migratory. Untimed, unknown.
         assert_eq!(f.migratory, Some(false));
         let mut p = pass(0.0, true);
-        let l = p
-            .by_level
-            .get_mut(&Distance::Llc)
-            .unwrap()
-            .line
-            .as_mut()
-            .unwrap();
-        l.load_written_read = 40.0;
+        llc_line(&mut p).load_written_read = 40.0;
         assert_eq!(fit(&p.by_level, Some(40.0)).migratory, Some(true));
         assert_eq!(untimed.migratory, None);
     }

@@ -652,9 +652,9 @@ fn an_rmw_is_one_rfo_and_drains_the_store_buffer() {
 /// `memory { migratory }` (measured on a Zen 4 guest; docs/validation.md): a load of
 /// a line another core has written takes it whole. CPU 0 writes line `a` (or, for
 /// `written = false`, only reads it) and reads it again at 2,000; CPU 1 reads it at
-/// 1,000 (one remote transfer, 190 ns) and then adds to it. Returns (CPU 1's add
-/// done, CPU 0's re-read done).
-fn after_a_read_of_a_written_line(migratory: bool, written: bool) -> (u64, u64) {
+/// 1,000 (one remote transfer, 190 ns) and then, if `add`, adds to it 10 ns later.
+/// Returns (CPU 1's add done, CPU 0's re-read done).
+fn after_a_read_of_a_written_line(migratory: bool, written: bool, add: bool) -> (u64, u64) {
     let mut m = spec(2, 2, 1, 10, 50, 190);
     m.costs.memory.migratory = migratory;
     let sl = slots(&m, PlacementKind::Scatter, 2);
@@ -680,9 +680,11 @@ fn after_a_read_of_a_written_line(migratory: bool, written: bool) -> (u64, u64) 
                 let e = &envs[1];
                 e.work(1_000).await;
                 e.load(a, Relaxed).await;
-                e.work(10).await;
-                e.fetch_add(a, 1, Relaxed).await;
-                added.set(e.now());
+                if add {
+                    e.work(10).await;
+                    e.fetch_add(a, 1, Relaxed).await;
+                    added.set(e.now());
+                }
             }),
         ],
     );
@@ -691,60 +693,38 @@ fn after_a_read_of_a_written_line(migratory: bool, written: bool) -> (u64, u64) 
 
 #[test]
 fn a_read_of_a_written_line_takes_it_whole_when_the_model_is_migratory() {
-    // The writer keeps a shared copy: its re-read hits, and the reader's add must
-    // invalidate that copy (an upgrade, a whole transfer by default) before its atomic.
-    // The writer's copy is gone by the add either way, so its re-read at 2,000 misses.
+    // CPU 1 only reads. The writer keeps a shared copy (its re-read hits) unless
+    // the model is migratory (a whole transfer back).
+    assert_eq!(after_a_read_of_a_written_line(false, true, false).1, 2_000);
     assert_eq!(
-        after_a_read_of_a_written_line(false, true),
+        after_a_read_of_a_written_line(true, true, false).1,
+        2_000 + 190
+    );
+    // CPU 1 adds after its read: without the rule it must first invalidate the
+    // writer's copy (an upgrade, a whole transfer by default); with it the line is
+    // its own, the atomic alone. The writer's re-read misses either way.
+    assert_eq!(
+        after_a_read_of_a_written_line(false, true, true),
         (1_000 + 190 + 10 + 190 + 5, 2_000 + 190)
     );
-    // Migratory: the reader holds the line alone, so its add is the atomic alone.
     assert_eq!(
-        after_a_read_of_a_written_line(true, true),
+        after_a_read_of_a_written_line(true, true, true),
         (1_000 + 190 + 10 + 5, 2_000 + 190)
     );
-    // A line only read is shared either way: the reader's add pays the upgrade.
+    // A line CPU 0 only read is shared either way: CPU 0 keeps its copy, and CPU 1's
+    // add pays the upgrade.
     for migratory in [false, true] {
         assert_eq!(
-            after_a_read_of_a_written_line(migratory, false).0,
+            after_a_read_of_a_written_line(migratory, false, true).0,
             1_000 + 190 + 10 + 190 + 5,
             "migratory {migratory}"
         );
-    }
-}
-
-/// The writer's own copy: with CPU 1 only reading, CPU 0's re-read hits unless the
-/// model is migratory.
-#[test]
-fn under_a_migratory_model_the_writer_keeps_no_copy_of_a_line_another_core_read() {
-    let reread = |migratory: bool| {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.migratory = migratory;
-        let sl = slots(&m, PlacementKind::Scatter, 2);
-        let mach = machine(&m, &sl, 1, 1);
-        let a = Addr::new(0, 0);
-        let done = Cell::new(0);
-        let envs = [mach.env(0), mach.env(1)];
-        run_all(
-            &mach,
-            vec![
-                Box::pin(async {
-                    let e = &envs[0];
-                    e.fetch_add(a, 1, Relaxed).await;
-                    e.work(2_000 - e.now()).await;
-                    e.load(a, Relaxed).await;
-                    done.set(e.now());
-                }),
-                Box::pin(async {
-                    envs[1].work(1_000).await;
-                    envs[1].load(a, Relaxed).await;
-                }),
-            ],
+        assert_eq!(
+            after_a_read_of_a_written_line(migratory, false, false).1,
+            2_000,
+            "migratory {migratory}"
         );
-        done.get()
-    };
-    assert_eq!(reread(false), 2_000, "a shared copy: a hit");
-    assert_eq!(reread(true), 2_000 + 190, "no copy: a whole transfer");
+    }
 }
 
 /// A fence waits for the buffered stores to commit, then costs its own 10 ns.

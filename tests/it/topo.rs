@@ -68,3 +68,65 @@ fn the_measured_topology_passes_check() {
         .unwrap();
     assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
+
+/// Every constant `topo --measure` can fit, written into the topology item, is
+/// experiment language `check` accepts: the memory block's keys (`migratory` a
+/// boolean among shares and durations), the futex block, `overhead`, `pause`.
+#[test]
+fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
+    use locklab_runner::calibrate::FutexCosts;
+    use locklab_runner::host::{topology_as_lab_with, Measured, Transfer};
+    let measured = Measured {
+        transfer: Transfer {
+            smt_ns: 9.0,
+            llc_ns: 20.1,
+            socket_ns: 20.1,
+            remote_ns: 20.1,
+        },
+        atomic_ns: 1.8,
+        fence_ns: Some(1.5),
+        pause_ns: Some(24.2),
+        upgrade: Some(0.84),
+        run_ahead_ns: Some(223.4),
+        rmw_run_ahead: Some(0.99),
+        reread_overlap: Some(0.97),
+        request_arrival: Some(1.0),
+        migratory: Some(true),
+        overhead_ns: Some(2.0),
+        futex: Some(FutexCosts {
+            wait: 450.0,
+            wake: 234.0,
+            wake_sleeper: 6080.0,
+            latency: 19055.0,
+        }),
+        transfer_from: "a load of a line the other CPU modified",
+    };
+    let lab = topology_as_lab_with(
+        &detect_in(&fixture("vm_2vcpu")),
+        Some(measured),
+        Some("measured"),
+    );
+    assert!(
+        lab.contains("reread_overlap = 0.97, migratory = true }"),
+        "{lab}"
+    );
+    let files = [("host.lab".to_string(), lab.clone())]
+        .into_iter()
+        .collect();
+    let checked = locklab_dsl::load(
+        "host.lab",
+        &locklab_dsl::MemLoader(files),
+        &Default::default(),
+    );
+    assert!(checked.is_library(), "{:?}\n{lab}", checked.diagnostics);
+    // A host where the writer kept its copy says nothing: the default.
+    let kept = topology_as_lab_with(
+        &detect_in(&fixture("vm_2vcpu")),
+        Some(Measured {
+            migratory: Some(false),
+            ..measured
+        }),
+        None,
+    );
+    assert!(!kept.contains("migratory = true"), "{kept}");
+}

@@ -276,7 +276,8 @@ struct PairCosts {
 /// - `request_arrival`: how long a holder went on hitting after a swap was sent to
 ///   it ([`holder_lead`]), over the transfer, within [0, 1];
 /// - `migratory`: a load of a line the timing CPU wrote and the other CPU then read
-///   costs more than half a transfer (the reader took the line whole).
+///   costs more than half a transfer (the reader took the line whole); not fitted
+///   over a transfer under [`SHARE_MIN_NS`].
 ///
 /// The CAS hand-off is not fitted: it checks the result (the simulator prices it as
 /// a transfer plus the atomic, and the waiter's polling delay).
@@ -311,7 +312,8 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         reread_overlap,
         request_arrival: fitted
             .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))),
-        migratory: fitted.map(|(t, l, _)| l.load_written_read > t / 2.0),
+        migratory: fitted
+            .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then_some(l.load_written_read > t / 2.0)),
         transfer,
     }
 }
@@ -733,7 +735,11 @@ enum Access {
 enum Prepare {
     /// `b` writes the line.
     Modify,
-    /// `b` reads the line, of which `a` holds a clean copy.
+    /// `b` reads the line. `a`'s copy is the one its previous round left: after a
+    /// timed locked add, modified, so on a host where a read takes a written line
+    /// whole (`memory { migratory }`) `b` takes it, and the locked add timed after
+    /// this is a transfer, not an upgrade (docs/validation.md, "A read of a written
+    /// line takes it whole": a known flaw of the `upgrade` fit there).
     Read,
     /// `a` writes the line (a locked add), then `b` reads it: whether `a` keeps a copy
     /// (`memory { migratory }`).
@@ -806,9 +812,9 @@ fn time_access(
             }
             let mut out = Vec::with_capacity(rounds as usize);
             for r in 1..=rounds {
-                // Our own copy first: a load (a clean copy, shared after `b` reads,
-                // invalidated when it writes), or a locked add of 1 when the line is to
-                // be ours and written. (A locked add of 0, which this was once, is
+                // Our own copy first: a load (it keeps whatever state the previous
+                // round left), or a locked add of 1 when the line is to be ours and
+                // written. (A locked add of 0, which this was once, is
                 // compiled into a fence and a load: it never wrote the line.)
                 if prep == Prepare::ReadWritten {
                     x.0.fetch_add(1, Ordering::AcqRel);
@@ -1428,7 +1434,8 @@ mod tests {
     /// modified line 45 ns, locked adds of 46 on a shared line and 4 on an owned one,
     /// a spin hiding 18 of a 20 ns locked add, 90 of a chain): `upgrade` (46 − 4) /
     /// 45, `run_ahead` 90, `rmw_run_ahead` 18 / 20; a locked add's stall too short to
-    /// tell a share of fits none, one the spin did not run under fits 0.
+    /// tell a share of fits none, one the spin did not run under fits 0; the
+    /// writer's re-load after the other CPU's read decides `migratory`.
     #[test]
     fn the_memory_constants_are_fitted_from_the_line_probes() {
         let f = fit(&pass(0.0, true).by_level, Some(40.0));

@@ -69,9 +69,10 @@ fn the_measured_topology_passes_check() {
     assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
 
-/// Every constant `topo --measure` can fit, written into the topology item, is
-/// experiment language `check` accepts: the memory block's keys (`migratory` a
-/// boolean among shares and durations), the futex block, `overhead`, `pause`.
+/// Every constant `topo --measure` writes into the topology item (`request_arrival`
+/// it only prints as a comment) is experiment language `check` accepts: the memory
+/// block's keys (`migratory` a boolean among shares and durations), the futex block,
+/// `overhead`, `pause`.
 #[test]
 fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     use locklab_runner::calibrate::FutexCosts;

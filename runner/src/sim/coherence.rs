@@ -45,7 +45,9 @@
 //!   miss that x does not wait for; at most `misses_in_flight` at a time, a further
 //!   one starts when the oldest completes.
 //! - A write makes x the exclusive holder and invalidates every other copy; a load
-//!   adds x to the sharers and demotes the holder to a sharer. The new state and value
+//!   adds x to the sharers and demotes the holder to a sharer (under `migratory`, a
+//!   load of a written line makes x the only holder instead; until its data arrives
+//!   there, x's own store or RMW and another core's request for the line wait). The new state and value
 //!   are applied when the request is issued (see [`Memory::access`]); its timing says
 //!   when others can see it, and each line keeps the words as they were before each
 //!   store still in flight, for the readers that may not see it yet.
@@ -263,6 +265,18 @@ pub(crate) struct Line {
 }
 
 impl Line {
+    /// When the data of the read that took this line whole (`memory { migratory }`)
+    /// reaches its new holder (0 if no such read is the line's last): the holder
+    /// cannot pass the line on, nor write it, before it has it.
+    #[inline]
+    fn own_fill(&self) -> u64 {
+        if self.owner != NONE && self.owner == self.fill_tid {
+            self.fill_done
+        } else {
+            0
+        }
+    }
+
     fn new() -> Line {
         Line {
             words: [0; WORDS_PER_LINE],
@@ -569,7 +583,7 @@ impl Memory {
                 // (the core does not wait for older stores to commit before asking
                 // for the line); the store commits, in order, once it has the line
                 // and every older store has committed. The line stays ours until then.
-                let start = issued.max(l.busy_until);
+                let start = issued.max(l.busy_until).max(l.own_fill());
                 let commit = (start + lat).max(after);
                 l.busy_until = commit;
                 (l.invalidated_at, l.request_ns) = if miss { (start, lat) } else { (commit, 0) };
@@ -599,7 +613,7 @@ impl Memory {
                 let (lat, miss) = self.ownership(x, line);
                 let lat = self.jitter(x, lat + self.fabric.atomic_ns);
                 let l = &mut self.lines[line as usize];
-                let start = drained.max(l.busy_until);
+                let start = drained.max(l.busy_until).max(l.own_fill());
                 let done = start + lat.saturating_sub(flown);
                 l.busy_until = done;
                 (l.invalidated_at, l.request_ns) = if miss {
@@ -686,7 +700,9 @@ impl Memory {
             now
         } else {
             let lat = self.fabric.cost(writer, x);
-            let done = now + self.jitter(x, lat).saturating_sub(flown);
+            // Not before the writer has the line (a read that took it whole).
+            let done = (now + self.jitter(x, lat).saturating_sub(flown))
+                .max(self.lines[line as usize].own_fill());
             if done >= commit {
                 return None;
             }
@@ -742,8 +758,10 @@ impl Memory {
         let l = &self.lines[line as usize];
         let migrates = fab.migratory && l.owner != NONE && l.dirty;
         let (lat, after) = if l.owner != NONE {
-            // Modified or exclusive in another core: that core supplies it.
-            (fab.cost(l.owner, x), 0)
+            // Modified or exclusive in another core: that core supplies it, not before
+            // it has the line itself (when a read took it whole and is still on its
+            // way there).
+            (fab.cost(l.owner, x), l.own_fill())
         } else {
             // Shared (or untouched: no sharer, free): the LLC supplies a clean copy
             // present in our LLC domain; else the nearest sharer does. Either way not
@@ -807,11 +825,15 @@ impl Memory {
     #[inline]
     fn take(&mut self, x: u32, line: u32) {
         let l = &mut self.lines[line as usize];
+        // A line x took whole and is still waiting for stays on its way.
+        let still_coming = l.owner == x && l.fill_tid == x;
         l.owner = x;
         l.sharers = Bits::single(x);
         l.dirty = true;
-        l.fill_tid = NONE;
-        l.fill_done = 0;
+        if !still_coming {
+            l.fill_tid = NONE;
+            l.fill_done = 0;
+        }
     }
 }
 

@@ -727,6 +727,50 @@ fn a_read_of_a_written_line_takes_it_whole_when_the_model_is_migratory() {
     }
 }
 
+/// Under `memory { migratory }` a line taken whole is its reader's only when its
+/// data arrives: CPU 1 (the other socket) writes line `a`; at 1,000 CPU 0 sends a
+/// read for it (a prefetch: 190 ns, due at 1,190), stores to it and fences; CPU 2,
+/// beside CPU 0, loads it at 1,001. CPU 0's store cannot commit before its data is
+/// there (the fence ends at 1,190 + its 10 ns), and CPU 2's load is served by CPU 0
+/// once CPU 0 has the line and its store has committed: 1,190 + 50 (it got 1,051,
+/// the line passed on before it arrived, until the rule waited for the fill).
+#[test]
+fn a_line_taken_whole_is_its_readers_only_once_its_data_arrives() {
+    let run = |migratory: bool| {
+        let mut m = spec(2, 2, 1, 10, 50, 190);
+        m.costs.memory.migratory = migratory;
+        let sl = slots(&m, PlacementKind::Scatter, 3);
+        let mach = machine(&m, &sl, 1, 1);
+        let a = Addr::new(0, 0);
+        let (fenced, loaded) = (Cell::new(0), Cell::new(0));
+        let envs = [mach.env(0), mach.env(1), mach.env(2)];
+        run_all(
+            &mach,
+            vec![
+                Box::pin(async {
+                    let e = &envs[0];
+                    e.work(1_000).await;
+                    e.prefetch(a).await;
+                    e.store(a, 2, Relaxed).await;
+                    e.fence().await;
+                    fenced.set(e.now());
+                }),
+                Box::pin(async {
+                    envs[1].fetch_add(a, 1, Relaxed).await;
+                }),
+                Box::pin(async {
+                    let e = &envs[2];
+                    e.work(1_001).await;
+                    e.load(a, Relaxed).await;
+                    loaded.set(e.now());
+                }),
+            ],
+        );
+        (fenced.get(), loaded.get())
+    };
+    assert_eq!(run(true), (1_190 + 10, 1_190 + 50));
+}
+
 /// A fence waits for the buffered stores to commit, then costs its own 10 ns.
 #[test]
 fn a_fence_drains_the_store_buffer() {

@@ -10,18 +10,23 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `lab` checked as the file `host.lab`, in memory.
+fn check(lab: &str) -> locklab_dsl::Checked {
+    let files = [("host.lab".to_string(), lab.to_string())]
+        .into_iter()
+        .collect();
+    locklab_dsl::load(
+        "host.lab",
+        &locklab_dsl::MemLoader(files),
+        &Default::default(),
+    )
+}
+
 #[test]
 fn the_printed_topology_is_valid_experiment_language() {
     for f in ["xeon_2s2c2t", "vm_2vcpu"] {
         let lab = topology_as_lab(&detect_in(&fixture(f)));
-        let files = [("host.lab".to_string(), lab.clone())]
-            .into_iter()
-            .collect();
-        let checked = locklab_dsl::load(
-            "host.lab",
-            &locklab_dsl::MemLoader(files),
-            &Default::default(),
-        );
+        let checked = check(&lab);
         assert!(!lab.contains("measured_on"), "nothing was measured: {lab}");
         assert!(
             checked.is_library(),
@@ -111,14 +116,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         lab.contains("reread_overlap = 0.97, migratory = true }"),
         "{lab}"
     );
-    let files = [("host.lab".to_string(), lab.clone())]
-        .into_iter()
-        .collect();
-    let checked = locklab_dsl::load(
-        "host.lab",
-        &locklab_dsl::MemLoader(files),
-        &Default::default(),
-    );
+    let checked = check(&lab);
     assert!(checked.is_library(), "{:?}\n{lab}", checked.diagnostics);
     // A host where the writer kept its copy says nothing: the default.
     let kept = topology_as_lab_with(

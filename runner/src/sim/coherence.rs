@@ -47,8 +47,9 @@
 //! - A write makes x the exclusive holder and invalidates every other copy; a load
 //!   adds x to the sharers and demotes the holder to a sharer (under `migratory`, a
 //!   load of a written line makes x the only holder instead; until its data arrives
-//!   there, x's own store or RMW and another core's request for the line wait). The new state and value
-//!   are applied when the request is issued (see [`Memory::access`]); its timing says
+//!   there, x's own store or RMW and another core's request for the line wait). The
+//!   new state and value are applied when the request is issued (see
+//!   [`Memory::access`]); its timing says
 //!   when others can see it, and each line keeps the words as they were before each
 //!   store still in flight, for the readers that may not see it yet.
 //! - A line nobody has touched yet costs nothing to bring in (memory latency is not

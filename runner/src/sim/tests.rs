@@ -649,16 +649,21 @@ fn an_rmw_is_one_rfo_and_drains_the_store_buffer() {
     assert_eq!(mach.peek(c), 8);
 }
 
+/// `threads` threads scattered over two sockets (10 / 50 / 190 ns), one line,
+/// `memory { migratory }` as given.
+fn one_line_across_sockets(migratory: bool, threads: u32) -> super::Machine {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.migratory = migratory;
+    machine(&m, &slots(&m, PlacementKind::Scatter, threads), 1, 1)
+}
+
 /// `memory { migratory }` (measured on a Zen 4 guest; docs/validation.md): a load of
 /// a line another core has written takes it whole. CPU 0 writes line `a` (or, for
 /// `written = false`, only reads it) and reads it again at 2,000; CPU 1 reads it at
 /// 1,000 (one remote transfer, 190 ns) and then, if `add`, adds to it 10 ns later.
 /// Returns (CPU 1's add done, CPU 0's re-read done).
 fn after_a_read_of_a_written_line(migratory: bool, written: bool, add: bool) -> (u64, u64) {
-    let mut m = spec(2, 2, 1, 10, 50, 190);
-    m.costs.memory.migratory = migratory;
-    let sl = slots(&m, PlacementKind::Scatter, 2);
-    let mach = machine(&m, &sl, 1, 1);
+    let mach = one_line_across_sockets(migratory, 2);
     let a = Addr::new(0, 0);
     let (added, reread) = (Cell::new(0), Cell::new(0));
     let envs = [mach.env(0), mach.env(1)];
@@ -736,39 +741,33 @@ fn a_read_of_a_written_line_takes_it_whole_when_the_model_is_migratory() {
 /// the line passed on before it arrived, until the rule waited for the fill).
 #[test]
 fn a_line_taken_whole_is_its_readers_only_once_its_data_arrives() {
-    let run = |migratory: bool| {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.migratory = migratory;
-        let sl = slots(&m, PlacementKind::Scatter, 3);
-        let mach = machine(&m, &sl, 1, 1);
-        let a = Addr::new(0, 0);
-        let (fenced, loaded) = (Cell::new(0), Cell::new(0));
-        let envs = [mach.env(0), mach.env(1), mach.env(2)];
-        run_all(
-            &mach,
-            vec![
-                Box::pin(async {
-                    let e = &envs[0];
-                    e.work(1_000).await;
-                    e.prefetch(a).await;
-                    e.store(a, 2, Relaxed).await;
-                    e.fence().await;
-                    fenced.set(e.now());
-                }),
-                Box::pin(async {
-                    envs[1].fetch_add(a, 1, Relaxed).await;
-                }),
-                Box::pin(async {
-                    let e = &envs[2];
-                    e.work(1_001).await;
-                    e.load(a, Relaxed).await;
-                    loaded.set(e.now());
-                }),
-            ],
-        );
-        (fenced.get(), loaded.get())
-    };
-    assert_eq!(run(true), (1_190 + 10, 1_190 + 50));
+    let mach = one_line_across_sockets(true, 3);
+    let a = Addr::new(0, 0);
+    let (fenced, loaded) = (Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1), mach.env(2)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(1_000).await;
+                e.prefetch(a).await;
+                e.store(a, 2, Relaxed).await;
+                e.fence().await;
+                fenced.set(e.now());
+            }),
+            Box::pin(async {
+                envs[1].fetch_add(a, 1, Relaxed).await;
+            }),
+            Box::pin(async {
+                let e = &envs[2];
+                e.work(1_001).await;
+                e.load(a, Relaxed).await;
+                loaded.set(e.now());
+            }),
+        ],
+    );
+    assert_eq!((fenced.get(), loaded.get()), (1_190 + 10, 1_190 + 50));
 }
 
 /// A fence waits for the buffered stores to commit, then costs its own 10 ns.

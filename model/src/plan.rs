@@ -261,6 +261,11 @@ pub enum MemoryOrder {
     X86Tso,
 }
 
+/// The most an upgrade may cost, in transfers (`Memory::upgrade_ppm`): a bound, so
+/// that a mistyped share (15 for 0.15) is an error, not a model. Measured up to
+/// 1.6 (a Zen 4 guest, `topo --measure`: docs/validation.md).
+pub const UPGRADE_MAX: f64 = 4.0;
+
 /// The memory model of a topology: the ordering rules and the costs they need beyond
 /// the transfers of [`Costs`]. `docs/simulator.md` gives each rule and its source.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -282,6 +287,8 @@ pub struct Memory {
     /// A read-for-ownership by a core that already holds a shared copy (an upgrade:
     /// the other copies are invalidated, no data moves), in parts per million of the
     /// transfer from the farthest other sharer. 10⁶ (the default): a full transfer.
+    /// It may exceed a transfer (at most [`UPGRADE_MAX`]): invalidating sharers can
+    /// cost more than moving a modified line.
     #[serde(default = "whole_ppm")]
     pub upgrade_ppm: u32,
     /// How long an out-of-order core runs ahead of a miss it waits for: private work

@@ -32,6 +32,7 @@
 use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
+use locklab_model::plan::UPGRADE_MAX;
 use locklab_model::records::placement_groups;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
@@ -259,7 +260,8 @@ struct PairCosts {
 ///   the same where both were measured);
 /// - `upgrade`: a timed read-modify-write of a line both CPUs share, less one of a
 ///   line the timing CPU owns (the same probe), over the transfer; at the cheapest
-///   level beyond the SMT sibling, within [0, 1];
+///   level beyond the SMT sibling, within [0, `UPGRADE_MAX`] (above 1 where
+///   invalidating the other copy costs more than moving a modified line);
 /// - `overhead`: one uncontended TAS operation of the native loop, less the atomic
 ///   (the simulator prices it as the atomic plus `overhead`);
 /// - `run_ahead`: what a spin on the clock hid of a chain of dependent misses after
@@ -295,7 +297,8 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
         .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.load_store)));
-    let upgrade = fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, 1.0));
+    let upgrade =
+        fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, UPGRADE_MAX));
     let reread_overlap = match (fitted, upgrade, pause) {
         (Some((t, _, Some(hand_off))), Some(u), Some(pause)) if u * t >= SHARE_MIN_NS => {
             Some(((u * t + pause / 2.0 + t - hand_off) / (u * t)).clamp(0.0, 1.0))
@@ -735,17 +738,31 @@ enum Access {
 enum Prepare {
     /// `b` writes the line.
     Modify,
-    /// `b` reads the line. `a`'s copy is the one its previous round left: after a
-    /// timed locked add, modified, so on a host where a read takes a written line
-    /// whole (`memory { migratory }`) `b` takes it, and the locked add timed after
-    /// this is a transfer, not an upgrade (docs/validation.md, "A read of a written
-    /// line takes it whole": a known flaw of the `upgrade` fit there).
+    /// `b` reads the line, of which `a` holds a clean copy: `a` flushes the line its
+    /// previous round left modified and loads it again first. (Once the copy was
+    /// the modified one, and on a host where a read takes a written line whole,
+    /// `memory { migratory }`, the locked add timed after this was a transfer, not
+    /// an upgrade: docs/validation.md, "A read of a written line takes it whole".)
     Read,
     /// `a` writes the line (a locked add), then `b` reads it: whether `a` keeps a copy
     /// (`memory { migratory }`).
     ReadWritten,
     /// `b` leaves it alone.
     Nothing,
+}
+
+/// Writes `x`'s line back to memory and drops it from every cache, and waits for
+/// that: the next load brings a clean copy. (Nothing on other architectures.)
+fn flush(x: &AtomicU64) {
+    // SAFETY: clflush of a valid address and mfence have no other preconditions
+    // (SSE2, part of x86_64).
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::x86_64::_mm_clflush(x.as_ptr() as *const u8);
+        core::arch::x86_64::_mm_mfence();
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// One single access by CPU `a` after CPU `b` prepared its line(s), timed with the
@@ -812,14 +829,22 @@ fn time_access(
             }
             let mut out = Vec::with_capacity(rounds as usize);
             for r in 1..=rounds {
-                // Our own copy first: a load (it keeps whatever state the previous
-                // round left), or a locked add of 1 when the line is to be ours and
-                // written. (A locked add of 0, which this was once, is
-                // compiled into a fence and a load: it never wrote the line.)
-                if prep == Prepare::ReadWritten {
-                    x.0.fetch_add(1, Ordering::AcqRel);
-                } else {
-                    black_box(x.0.load(Ordering::Acquire));
+                // Our own copy first: a locked add of 1 when the line is to be ours
+                // and written (a locked add of 0, which this was once, is compiled
+                // into a fence and a load: it never wrote the line); a clean copy
+                // when the other CPU is to share it; else a load, which keeps
+                // whatever state the previous round left.
+                match prep {
+                    Prepare::ReadWritten => {
+                        x.0.fetch_add(1, Ordering::AcqRel);
+                    }
+                    Prepare::Read => {
+                        flush(&x.0);
+                        black_box(x.0.load(Ordering::Acquire));
+                    }
+                    Prepare::Modify | Prepare::Nothing => {
+                        black_box(x.0.load(Ordering::Acquire));
+                    }
                 }
                 for y in ys {
                     black_box(y.0.load(Ordering::Acquire));
@@ -1453,6 +1478,15 @@ mod tests {
         assert_eq!(with(5.0, 5.0), None);
         let untimed = fit(&pass(0.0, false).by_level, Some(40.0));
         assert_eq!((untimed.upgrade, untimed.rmw_run_ahead), (None, None));
+        // An upgrade dearer than a transfer is fitted as measured (the Zen 4 guest:
+        // 1.5), up to `UPGRADE_MAX`.
+        let upgrade = |shared: f64| {
+            let mut p = pass(0.0, true);
+            llc_line(&mut p).rmw_shared = shared;
+            fit(&p.by_level, Some(40.0)).upgrade.unwrap()
+        };
+        assert!((upgrade(71.5) - 1.5).abs() < 1e-9);
+        assert_eq!(upgrade(1000.0), UPGRADE_MAX);
         // The load/store hand-off, 48 ns one way: without overlap 42 (the upgrade)
         // + 20 (half a pause) + 45 (the re-read) = 107, so the re-read overlaps
         // (107 - 48) / 42 of the upgrade: all of it (clamped). Where it costs what

@@ -7,6 +7,7 @@ use crate::FileKind;
 use locklab_model::cost::MAX_CPUS;
 use locklab_model::plan::{
     Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM, DEFAULT_PAUSE_NS,
+    UPGRADE_MAX,
 };
 
 /// The keys of a topology's costs, which a described machine and `host { ... }` both
@@ -432,34 +433,38 @@ impl Ctx<'_> {
             .map_or(Some(d.misses_in_flight), |v| {
                 self.count(env, file, v, "`misses_in_flight`", 1)
             });
-        // Shares within [0, 1], in parts per million. Above 1 an upgrade would cost
-        // more than fetching the line, which no coherence protocol does; the others
-        // are shares of a wait.
-        let mut share = |key: &str, what: &str, default: u32| {
+        // Shares of a wait, within [0, 1], and `upgrade`, in transfers, within [0,
+        // UPGRADE_MAX] (invalidating the sharers can cost more than moving a modified
+        // line), in parts per million.
+        let mut share = |key: &str, what: &str, default: u32, max: f64| {
             mo.get(key).map_or(Some(default), |v| {
-                self.real(env, file, v, what, 0.0..=1.0)
+                self.real(env, file, v, what, 0.0..=max)
                     .map(|f| (f * 1e6).round() as u32)
             })
         };
         let upgrade = share(
             "upgrade",
-            "`upgrade` (fraction of a transfer)",
+            "`upgrade` (transfers)",
             d.upgrade_ppm,
+            UPGRADE_MAX,
         );
         let rmw_run_ahead = share(
             "rmw_run_ahead",
             "`rmw_run_ahead` (share of a locked operation's wait)",
             d.rmw_run_ahead_ppm,
+            1.0,
         );
         let reread_overlap = share(
             "reread_overlap",
             "`reread_overlap` (share of a writer's ownership request)",
             d.reread_overlap_ppm,
+            1.0,
         );
         let request_arrival = share(
             "request_arrival",
             "`request_arrival` (share of a transfer)",
             d.request_arrival_ppm,
+            1.0,
         );
         let migratory = match mo.get("migratory") {
             None => Some(d.migratory),

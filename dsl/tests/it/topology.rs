@@ -92,12 +92,17 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
         e.contains("migratory") && e.contains("`true` or `false`"),
         "{e}"
     );
-    // Shares of at most 1: an upgrade dearer than fetching the line is no coherence
-    // protocol, a locked operation's stall hides at most all of it, a re-read
-    // overlaps at most the whole request, a request reaches the holder at most a
-    // whole transfer after it leaves.
+    // Shares of at most 1: a locked operation's stall hides at most all of it, a
+    // re-read overlaps at most the whole request, a request reaches the holder at
+    // most a whole transfer after it leaves. An upgrade may cost more than a
+    // transfer (1.5 measured on a Zen 4), up to 4.
+    let c = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, memory { upgrade = 1.5 } }",
+    )
+    .unwrap();
+    assert_eq!(c.memory.upgrade_ppm, 1_500_000);
     for (key, value) in [
-        ("upgrade", "1.5"),
+        ("upgrade", "4.5"),
         ("rmw_run_ahead", "2"),
         ("reread_overlap", "1.5"),
         ("request_arrival", "1.5"),

@@ -78,10 +78,13 @@ fn a_woken_spinner_rereads_when_its_pause_ends() {
 
 /// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
 /// quarter of the transfer for its read-for-ownership (rounded to the ns: 47.5 → 48),
-/// and the reader's re-read a whole one: 238 ns per pass.
+/// and the reader's re-read a whole one: 238 ns per pass. At 1.5 (invalidating the
+/// other copy dearer than moving the line) it pays 285: 475 a pass.
 #[test]
 fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.upgrade_ppm = 1_500_000;
+    assert_eq!(round_trip(&m, false), 2 * (285 + 190));
     m.costs.memory.upgrade_ppm = 250_000;
     assert_eq!(round_trip(&m, false), 2 * (48 + 190));
     // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one

@@ -330,6 +330,14 @@ pub struct Memory {
     /// the writer keeps a shared copy. Left out of a plan when `false`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub migratory: bool,
+    /// A load or read-modify-write of a word whose last store by the same thread was
+    /// narrower (`Env::store_masked`, as the kernel's byte store releasing a
+    /// qspinlock) starts no earlier than this long after that store was issued:
+    /// store-to-load forwarding fails, and the access waits for the store to reach
+    /// the cache. Instructions after the store run under the wait. 0 (the default):
+    /// no wait. Left out of a plan when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub forward_stall_ns: u64,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -376,6 +384,7 @@ impl Memory {
             reread_overlap_ppm: 0,
             request_arrival_ppm: 0,
             migratory: false,
+            forward_stall_ns: 0,
         }
     }
 }

@@ -148,6 +148,11 @@ pub struct OneCpu {
     pub fence: f64,
     /// One spin-wait hint, back to back (`std::hint::spin_loop`: x86's `pause`).
     pub pause: f64,
+    /// What a byte-wide store of a word adds to a loop of a compare-and-swap on
+    /// that word and a store (against a store of the whole word): the CAS waits for
+    /// the narrow store to reach the cache (`memory { forward_stall }`). `None`
+    /// where the target has no narrow store.
+    pub forward_stall: Option<f64>,
 }
 
 /// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
@@ -190,10 +195,30 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                 black_box(i);
                 std::hint::spin_loop();
             });
+            // A qspinlock's uncontended acquisition and its byte-wide release,
+            // against the same with a release of the whole word.
+            let word = &line.0;
+            word.store(0, Ordering::Relaxed);
+            let narrow_works = crate::native::env::narrow_store(word, 0xff, 0);
+            let release = |narrow: bool| {
+                per_op(&|_| {
+                    let _ = black_box(word).compare_exchange(
+                        0,
+                        1,
+                        Ordering::Acquire,
+                        Ordering::Relaxed,
+                    );
+                    if !narrow || !crate::native::env::narrow_store(word, 0xff, 0) {
+                        word.store(0, Ordering::Release);
+                    }
+                })
+            };
+            let forward_stall = narrow_works.then(|| (release(true) - release(false)).max(0.0));
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),
                 pause: (pause - empty).max(0.1),
+                forward_stall,
             })
         })
         .join()
@@ -408,6 +433,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
         atomic,
         fence: o(|x| x.fence).unwrap_or_default(),
         pause: o(|x| x.pause).unwrap_or_default(),
+        forward_stall: median_of(one.iter().filter_map(|x| x.forward_stall)),
     });
     let futexes: Vec<FutexCosts> = passes.iter().filter_map(|p| p.futex).collect();
     let f = |g: fn(&FutexCosts) -> f64| median_of(futexes.iter().map(g));
@@ -526,10 +552,18 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
          # of five, one way)\n"
     );
     match one_cpu {
-        Some(o) => s.push_str(&format!(
-            "#   one CPU: compare-and-swap on an owned line {:.1} ns, full fence {:.1} ns, pause {:.1} ns\n",
-            o.atomic, o.fence, o.pause
-        )),
+        Some(o) => {
+            s.push_str(&format!(
+                "#   one CPU: compare-and-swap on an owned line {:.1} ns, full fence {:.1} ns, pause {:.1} ns\n",
+                o.atomic, o.fence, o.pause
+            ));
+            if let Some(f) = o.forward_stall {
+                s.push_str(&format!(
+                    "#   one CPU: a byte-wide release store adds {f:.1} ns to a loop of a compare-and-swap\n\
+                     #           on the word and its release (against a release of the whole word)\n"
+                ));
+            }
+        }
         None => s.push_str("#   one CPU: not measured (pinning refused)\n"),
     }
     if let Some(l) = tas_loop {
@@ -646,6 +680,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             reread_overlap,
             request_arrival,
             migratory,
+            forward_stall_ns: one_cpu.and_then(|o| o.forward_stall),
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -1370,6 +1405,8 @@ mod tests {
                 atomic: 6.0 + x,
                 fence: 5.0 + x,
                 pause: 40.0 + x,
+                // A target without a narrow store measures none.
+                forward_stall: line.then_some(4.0 + x),
             }),
             futex: Some(FutexCosts {
                 wait: 300.0 + x,
@@ -1410,7 +1447,9 @@ mod tests {
             Some(OneCpu {
                 atomic: 7.0,
                 fence: 6.0,
-                pause: 41.0
+                pause: 41.0,
+                // Of the passes that measured it (0 and 20).
+                forward_stall: Some(14.0),
             })
         );
         assert_eq!(c.futex.unwrap().latency, 30001.0);

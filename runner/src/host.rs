@@ -429,6 +429,9 @@ pub struct Measured {
     /// Whether a load of a line another core wrote takes it whole, when measured
     /// (`memory { migratory }`).
     pub migratory: Option<bool>,
+    /// What a byte-wide release store adds to a loop of a compare-and-swap and a
+    /// release of the same word, ns, when measured (`memory { forward_stall }`).
+    pub forward_stall_ns: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -491,6 +494,17 @@ pub fn topology_as_lab_with(
                 s.push_str(&format!(
                     "# not applied: memory {{ request_arrival = {r:.2} }} (how long a holder goes on hitting\n\
                      # after a request is sent to it / transfer; docs/validation.md, \"Where a request is decided\")\n"
+                ));
+            }
+            // Measured, not applied either: it brings the one-thread qspinlock and CNA
+            // points closer and takes their two-thread ones further away
+            // (docs/validation.md, "A byte store, then a wide compare-and-swap").
+            // Under a nanosecond it rounds to none.
+            if let Some(f) = m.forward_stall_ns.filter(|f| f.round() >= 1.0) {
+                s.push_str(&format!(
+                    "# not applied: memory {{ forward_stall = {}ns }} (what a byte-wide release store adds to a\n\
+                     # compare-and-swap loop on the word; docs/validation.md, \"A byte store, then a wide compare-and-swap\")\n",
+                    f.round() as u64
                 ));
             }
             m.transfer
@@ -556,6 +570,7 @@ pub fn topology_as_lab_with(
             if m.migratory == Some(true) {
                 memory.push("migratory = true".into());
             }
+
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));
             }

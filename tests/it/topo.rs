@@ -92,12 +92,13 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         atomic_ns: 1.8,
         fence_ns: Some(1.5),
         pause_ns: Some(24.2),
-        upgrade: Some(0.84),
+        upgrade: Some(1.62),
         run_ahead_ns: Some(223.4),
         rmw_run_ahead: Some(0.99),
         reread_overlap: Some(0.97),
         request_arrival: Some(1.0),
         migratory: Some(true),
+        forward_stall_ns: Some(3.8),
         overhead_ns: Some(2.0),
         futex: Some(FutexCosts {
             wait: 450.0,
@@ -113,7 +114,9 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         Some("measured"),
     );
     assert!(
-        lab.contains("reread_overlap = 0.97, migratory = true }"),
+        lab.contains("upgrade = 1.62,")
+            && lab.contains("reread_overlap = 0.97, migratory = true }")
+            && lab.contains("# not applied: memory { forward_stall = 4ns }"),
         "{lab}"
     );
     let checked = check(&lab);
@@ -123,9 +126,12 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         &detect_in(&fixture("vm_2vcpu")),
         Some(Measured {
             migratory: Some(false),
+            forward_stall_ns: Some(0.4),
             ..measured
         }),
         None,
     );
     assert!(!kept.contains("migratory = true"), "{kept}");
+    // Nor, even as a comment, does one where a narrow store costs nothing to speak of.
+    assert!(!kept.contains("forward_stall"), "{kept}");
 }

@@ -405,6 +405,7 @@ impl Ctx<'_> {
                 "reread_overlap",
                 "request_arrival",
                 "migratory",
+                "forward_stall",
             ],
             &[],
         );
@@ -425,6 +426,7 @@ impl Ctx<'_> {
         let occupancy = dur("read_occupancy", "`read_occupancy`", d.read_occupancy_ns);
         let fence = dur("fence", "`fence`", d.fence_ns);
         let run_ahead = dur("run_ahead", "`run_ahead`", d.run_ahead_ns);
+        let forward_stall = dur("forward_stall", "`forward_stall`", d.forward_stall_ns);
         let store_buffer = mo.get("store_buffer").map_or(Some(d.store_buffer), |v| {
             self.count(env, file, v, "`store_buffer` (entries)", 1)
         });
@@ -490,6 +492,7 @@ impl Ctx<'_> {
             reread_overlap_ppm: reread_overlap?,
             request_arrival_ppm: request_arrival?,
             migratory: migratory?,
+            forward_stall_ns: forward_stall?,
         })
     }
 

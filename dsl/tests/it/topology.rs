@@ -37,7 +37,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, migratory = true }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, migratory = true, forward_stall = 4ns }
   jitter = 0.05
   overhead = 8ns
 }",
@@ -60,6 +60,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.reread_overlap_ppm, 750_000);
     assert_eq!(m.request_arrival_ppm, 500_000);
     assert!(m.migratory);
+    assert_eq!(m.forward_stall_ns, 4);
     assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
     let off =

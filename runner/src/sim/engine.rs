@@ -98,6 +98,10 @@ struct Slot {
     /// A woken watcher's re-read left this long before it is issued (the write's
     /// invalidation reached it first; `memory { reread_overlap }`).
     head_start: u64,
+    /// The thread's last narrow store (`Env::store_masked`), if a load or RMW of its
+    /// word must wait for it (`memory { forward_stall }`): the word, the store's mask,
+    /// and when a wider access of the word may start.
+    narrow: Option<(Addr, Word, u64)>,
 }
 
 /// How much of a thread's waits for misses the instructions after them run under
@@ -144,6 +148,8 @@ pub(crate) struct Core {
     reread_overlap_ppm: u64,
     /// The topology's `memory { request_arrival }`, parts per million.
     request_arrival_ppm: u64,
+    /// The topology's `memory { forward_stall }`.
+    forward_stall_ns: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -273,6 +279,35 @@ impl Core {
         (lo + self.mem.phase(tid, hi - lo + 1), owner)
     }
 
+    /// When `op`, a load or RMW of the word the thread last stored narrower, may
+    /// start, if later than now: store-to-load forwarding fails for an access wider
+    /// than the store (a masked RMW of the same field is not), which waits for the
+    /// store to reach the cache (`memory { forward_stall }`, counted from the
+    /// store's issue). Forgets the store once an access of its word has waited
+    /// for it or another store has covered it.
+    #[inline]
+    fn forward_wait(&mut self, tid: u32, op: Op) -> Option<u64> {
+        let s = &mut self.slots[tid as usize];
+        let (word, mask, ready) = s.narrow?;
+        let (addr, field) = match op {
+            Op::Load(a) | Op::Watch(a, _) => (a, None),
+            Op::Swap(a, _)
+            | Op::Cas(a, _, _)
+            | Op::FetchAdd(a, _)
+            | Op::FetchOr(a, _)
+            | Op::FetchAnd(a, _)
+            | Op::Store(a, _) => (a, None),
+            Op::SwapMasked(a, m, _) | Op::StoreMasked(a, m, _) => (a, Some(m)),
+            Op::Prefetch(_) | Op::Fence | Op::Delay(_) | Op::Work(_) => return None,
+        };
+        if addr != word {
+            return None;
+        }
+        s.narrow = None;
+        let stores = matches!(op, Op::Store(..) | Op::StoreMasked(..));
+        (!stores && field != Some(mask) && ready > self.now).then_some(ready)
+    }
+
     /// The re-read of a woken watcher, issued now; schedules its resumption.
     #[inline]
     fn wake_read(&mut self, tid: u32) {
@@ -321,6 +356,14 @@ impl Core {
     /// at once; `None` if a resume event was scheduled (result in the slot).
     #[inline]
     fn issue(&mut self, tid: u32, op: Op) -> Option<(Word, bool)> {
+        if self.slots[tid as usize].narrow.is_some() {
+            if let Some(ready) = self.forward_wait(tid, op) {
+                if !self.resume_at(ready, tid) {
+                    self.slots[tid as usize].reissue = true;
+                    return None;
+                }
+            }
+        }
         // A locked read-modify-write executes once every older store has committed:
         // until then it has not happened, for its value as for its timing.
         if matches!(
@@ -515,6 +558,10 @@ impl Core {
             }
             Op::StoreMasked(_, mask, v) => {
                 *w = (old & !mask) | (v & mask);
+                if self.forward_stall_ns > 0 {
+                    self.slots[tid as usize].narrow =
+                        Some((addr, mask, now + self.forward_stall_ns));
+                }
                 (0, true, true)
             }
             Op::Delay(_) | Op::Work(_) | Op::Fence => unreachable!(),
@@ -596,6 +643,7 @@ impl Machine {
                         flown: 0,
                         flown_to: NONE,
                         head_start: 0,
+                        narrow: None,
                     };
                     n
                 ],
@@ -603,6 +651,7 @@ impl Machine {
                 run_ahead_ns: costs.memory.run_ahead_ns,
                 rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
                 reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
+                forward_stall_ns: costs.memory.forward_stall_ns,
                 request_arrival_ppm: costs.memory.request_arrival_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),

@@ -1526,3 +1526,46 @@ fn a_request_takes_effect_when_it_reaches_the_lines_holder() {
     let mean = seen.iter().sum::<u64>() as f64 / seen.len() as f64;
     assert!((mean - 40.9).abs() < 2.0, "{mean}");
 }
+
+/// `memory { forward_stall = 12ns }`: a load or RMW of a word its thread last wrote
+/// with a narrower store starts 12 ns after that store at the earliest (the
+/// qspinlock's byte release, then its compare-and-swap on the word); work in
+/// between runs under the wait, and a masked RMW of the same field does not wait.
+/// One thread, 5 ns atomics: the CAS after the store is done at 5 + 12 + 5 = 22
+/// (10 without the rule); after 20 ns of work it does not wait (47); the field's own
+/// swap neither (52); a load waits for the store (52 + 12 = 64).
+#[test]
+fn a_wide_access_after_a_narrow_store_waits_for_it() {
+    async fn body<E: Env>(e: &E, a: Addr, at: &[Cell<u64>; 4]) {
+        e.cas(a, 0, 1, Relaxed).await.unwrap();
+        e.store_masked(a, 0xff, 0, Relaxed).await;
+        e.cas(a, 0, 1, Relaxed).await.unwrap();
+        at[0].set(e.now());
+        e.store_masked(a, 0xff, 0, Relaxed).await;
+        e.work(20).await;
+        e.cas(a, 0, 1, Relaxed).await.unwrap();
+        at[1].set(e.now());
+        e.store_masked(a, 0xff, 0, Relaxed).await;
+        e.swap_masked(a, 0xff, 1, Relaxed).await;
+        at[2].set(e.now());
+        e.store_masked(a, 0xff, 0, Relaxed).await;
+        e.load(a, Relaxed).await;
+        at[3].set(e.now());
+    }
+    let run = |stall_ns: u64| -> [u64; 4] {
+        let mut m = spec(1, 2, 1, 5, 50, 190);
+        m.costs.memory.forward_stall_ns = stall_ns;
+        let mut alloc = LineAlloc::new();
+        let a = Addr::new(alloc.line(), 0);
+        let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), alloc.count(), 1);
+        let env = mach.env(0);
+        let at: [Cell<u64>; 4] = Default::default();
+        {
+            let mut futs: Vec<Fut> = vec![Box::pin(body(&env, a, &at))];
+            assert_eq!(mach.run(&mut futs, u64::MAX).finished, 1);
+        }
+        at.map(|c| c.get())
+    };
+    assert_eq!(run(12), [22, 47, 52, 64]);
+    assert_eq!(run(0), [10, 35, 40, 40]);
+}

@@ -2,7 +2,7 @@
 //! swap only when they see it free; optional exponential backoff after a failed swap.
 //! Not FIFO.
 
-use super::{LocalState, Lock, Site, MINUS_ONE};
+use super::{out_of_line, LocalState, Lock, Site, MINUS_ONE};
 use crate::env::{Addr, Env, LineAlloc};
 use locklab_model::plan::Backoff;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -30,6 +30,27 @@ impl Lock for Ttas {
         if env.swap(self.lock, 1, Acquire).await == 0 {
             return;
         }
+        out_of_line(self.contended(env)).await;
+    }
+
+    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
+        env.store(self.lock, 0, Release).await;
+    }
+
+    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        env.load(self.lock, Relaxed).await == 0 && env.swap(self.lock, 1, Acquire).await == 0
+    }
+
+    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
+        env.load(self.waiters, Relaxed).await != 0
+    }
+}
+
+impl Ttas {
+    /// The acquisition after a failed first swap: counted as a waiter, spin on
+    /// reads until the lock looks free, swap again (with backoff, if any). Kept out
+    /// of the fast path ([`out_of_line`]), which is then TAS's.
+    async fn contended<E: Env>(&self, env: &E) {
         env.fetch_add(self.waiters, 1, Relaxed).await;
         let mut delay = self.backoff.as_ref().map_or(0, |b| b.min_ns.max(1));
         loop {
@@ -48,17 +69,5 @@ impl Lock for Ttas {
             }
         }
         env.fetch_add(self.waiters, MINUS_ONE, Relaxed).await;
-    }
-
-    async fn release<E: Env>(&self, env: &E, _: &mut LocalState) {
-        env.store(self.lock, 0, Release).await;
-    }
-
-    async fn try_acquire<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-        env.load(self.lock, Relaxed).await == 0 && env.swap(self.lock, 1, Acquire).await == 0
-    }
-
-    async fn is_contended<E: Env>(&self, env: &E, _: &mut LocalState) -> bool {
-        env.load(self.waiters, Relaxed).await != 0
     }
 }

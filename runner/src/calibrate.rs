@@ -155,6 +155,28 @@ pub struct OneCpu {
     pub forward_stall: Option<f64>,
 }
 
+/// Clears the low byte of `w` with one plain byte-wide store, as the kernel's
+/// qspinlock releases its locked byte (the native `store_masked` does the same);
+/// false, having done nothing, where there is no such store here.
+#[inline(always)]
+fn byte_release(w: &AtomicU64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: the first byte of a live `AtomicU64`; a plain store, which x86
+        // keeps coherent with the word's atomic accesses; `asm!` without `nomem` is
+        // a compiler barrier for memory.
+        unsafe {
+            core::arch::asm!("mov byte ptr [{p}], 0", p = in(reg) w.as_ptr(), options(nostack, preserves_flags));
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = w;
+        false
+    }
+}
+
 /// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
 /// no memory access. Nothing where there is no TSC.
 #[inline(always)]
@@ -199,7 +221,6 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
             // against the same with a release of the whole word.
             let word = &line.0;
             word.store(0, Ordering::Relaxed);
-            let narrow_works = crate::native::env::narrow_store(word, 0xff, 0);
             let release = |narrow: bool| {
                 per_op(&|_| {
                     let _ = black_box(word).compare_exchange(
@@ -208,12 +229,13 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                         Ordering::Acquire,
                         Ordering::Relaxed,
                     );
-                    if !narrow || !crate::native::env::narrow_store(word, 0xff, 0) {
+                    if !narrow || !byte_release(word) {
                         word.store(0, Ordering::Release);
                     }
                 })
             };
-            let forward_stall = narrow_works.then(|| (release(true) - release(false)).max(0.0));
+            let forward_stall =
+                byte_release(word).then(|| (release(true) - release(false)).max(0.0));
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),

@@ -631,7 +631,7 @@ extern "C" fn count_pause(pauses: &Cell<u32>, n: u32) {
 /// has such stores (x86_64; not under loom, whose atomics are models). False, having
 /// done nothing, otherwise.
 #[inline(always)]
-pub(crate) fn narrow_store(w: &AtomicU64, mask: Word, v: Word) -> bool {
+fn narrow_store(w: &AtomicU64, mask: Word, v: Word) -> bool {
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         let shift = mask.trailing_zeros();

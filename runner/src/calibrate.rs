@@ -30,6 +30,7 @@
 //! transfer look free (`median_of_rounds`).
 
 use crate::host::{topology_as_lab_with, Measured, Transfer};
+use crate::native::env::narrow_store;
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
 use locklab_model::plan::UPGRADE_MAX;
@@ -155,28 +156,6 @@ pub struct OneCpu {
     pub forward_stall: Option<f64>,
 }
 
-/// Clears the low byte of `w` with one plain byte-wide store, as the kernel's
-/// qspinlock releases its locked byte (the native `store_masked` does the same);
-/// false, having done nothing, where there is no such store here.
-#[inline(always)]
-fn byte_release(w: &AtomicU64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: the first byte of a live `AtomicU64`; a plain store, which x86
-        // keeps coherent with the word's atomic accesses; `asm!` without `nomem` is
-        // a compiler barrier for memory.
-        unsafe {
-            core::arch::asm!("mov byte ptr [{p}], 0", p = in(reg) w.as_ptr(), options(nostack, preserves_flags));
-        }
-        true
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = w;
-        false
-    }
-}
-
 /// A spin of `ticks` on the TSC, as the work loop spins: a deadline on the clock,
 /// no memory access. Nothing where there is no TSC.
 #[inline(always)]
@@ -229,13 +208,13 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
                         Ordering::Acquire,
                         Ordering::Relaxed,
                     );
-                    if !narrow || !byte_release(word) {
+                    if !narrow || !narrow_store(word, 0xff, 0) {
                         word.store(0, Ordering::Release);
                     }
                 })
             };
             let forward_stall =
-                byte_release(word).then(|| (release(true) - release(false)).max(0.0));
+                narrow_store(word, 0xff, 0).then(|| (release(true) - release(false)).max(0.0));
             Some(OneCpu {
                 atomic: (cas - empty).max(0.1),
                 fence: (fence - empty).max(0.1),

@@ -629,9 +629,11 @@ extern "C" fn count_pause(pauses: &Cell<u32>, n: u32) {
 /// Store `v` to the bits of `w` under `mask` with one plain store of just those
 /// bytes, if `mask` is a naturally aligned byte, 16- or 32-bit field and the target
 /// has such stores (x86_64; not under loom, whose atomics are models). False, having
-/// done nothing, otherwise.
+/// done nothing, otherwise. `w` is a 64-bit atomic word: this module's `AtomicU64`,
+/// or std's where the caller measures the hardware under any cfg (`topo --measure`).
 #[inline(always)]
-fn narrow_store(w: &AtomicU64, mask: Word, v: Word) -> bool {
+pub(crate) fn narrow_store<W>(w: &W, mask: Word, v: Word) -> bool {
+    const { assert!(std::mem::size_of::<W>() == 8) };
     #[cfg(all(target_arch = "x86_64", not(loom)))]
     {
         let shift = mask.trailing_zeros();
@@ -644,7 +646,7 @@ fn narrow_store(w: &AtomicU64, mask: Word, v: Word) -> bool {
             return false;
         }
         // Little-endian: the field's first byte is `shift / 8` bytes in.
-        let p = (w as *const AtomicU64 as *mut u8).wrapping_add(shift as usize / 8);
+        let p = (w as *const W as *mut u8).wrapping_add(shift as usize / 8);
         // SAFETY: `p` points inside `*w` (the field lies within its 8 bytes, aligned
         // to its width), which lives as long as the borrow. The store is the
         // hardware's plain store of the field, as the kernel's `smp_store_release` of

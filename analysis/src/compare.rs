@@ -657,6 +657,9 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
                 .then(|| {
                     if share {
                         a_med.value - b_med.value
+                    } else if a_med.value == b_med.value {
+                        // Equal, zero included (no thread waited on either side).
+                        0.0
                     } else {
                         a_med.value / b_med.value - 1.0
                     }

@@ -242,7 +242,7 @@ pub const METRICS: &[Metric] = &[
     metric!("window_fairness_factor_max", "worst windowed fairness factor", Fraction, P, Single, Lower, UNIT_INTERVAL, true,
         "the highest fairness factor over the full windows of `fairness_window_ns` inside the measured window"),
     metric!("wait_p50_ns", "wait p50", Nanos, PTH, WeightedMean, Lower, NON_NEGATIVE,
-        "median time from the start of `acquire` to holding the lock, a wait still running at the end of the window counting up to the end (hand-offs: the next holder's wait)"),
+        "median wait to acquire: from the first failed attempt to holding the lock (zero when the first attempt succeeds) in the single-lock workload, from the start of `acquire` in the others (see \"When a wait begins\"); a wait still running at the end of the window counts up to the end (hand-offs: the next holder's wait)"),
     metric!("wait_p99_ns", "wait p99", Nanos, PTH, Max, Lower, NON_NEGATIVE,
         "99th percentile of the wait to acquire"),
     metric!("wait_p999_ns", "wait p99.9", Nanos, PT, Max, Lower, NON_NEGATIVE,

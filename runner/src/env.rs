@@ -180,15 +180,15 @@ pub trait Env {
     }
 
     /// The clock at the start of an acquisition: the workload ends its loop by it, and
-    /// places it in the window. The default (the simulator's) is `now()`; the native
+    /// places it in the window. The default (and the simulator's) is `now()`; the native
     /// executor reads the clock only at some starts (see `NativeEnv`).
     #[inline(always)]
     fn acquire_start(&self) -> u64 {
         self.now()
     }
     /// Once the lock is held: (grant time, wait). The default is `now()` and the time
-    /// since `start`; natively the wait runs from the first failed attempt (zero if the
-    /// first attempt succeeded).
+    /// since `start`; natively and simulated the wait runs from the first failed
+    /// attempt (`Env::waiting`; zero if the first attempt succeeded).
     #[inline(always)]
     fn acquire_granted(&self, start: u64) -> (u64, u64) {
         let t = self.now();
@@ -220,10 +220,11 @@ pub trait Env {
     fn acquire_counted(&self, _start: u64) -> (u64, Option<u64>) {
         (self.now(), None)
     }
-    /// The current acquisition could not be granted at once: natively its wait is
-    /// timed from the first call. `wait_until` (when its first check fails) and
-    /// `pause` imply it; lock code that waits some other way (the real OS mutexes)
-    /// calls it. The simulator times every wait from `acquire_start`: nothing to do.
+    /// The current acquisition could not be granted at once: its wait is timed from
+    /// the first call, in both modes. `wait_until` (when its first check fails) and
+    /// `pause` imply it; lock code that waits some other way (the OS mutexes) calls
+    /// it. The default, with the default `acquire_granted`, times every wait from
+    /// `acquire_start` instead.
     #[inline(always)]
     fn waiting(&self) {}
 

@@ -37,25 +37,24 @@ fn new_hist() -> Histogram<u64> {
 }
 
 /// Record, growing the histogram as needed (`saturating_record` would clamp to its
-/// current range instead).
+/// current range instead). A zero is recorded as zero (a histogram's slot 0, apart
+/// from 1 ns): a lock nobody waited for shows waits of 0, not of 1 ns.
 fn record(h: &mut Histogram<u64>, ns: u64) {
-    let v = ns.max(1);
-    if h.record(v).is_err() {
-        h.saturating_record(v);
+    if h.record(ns).is_err() {
+        h.saturating_record(ns);
     }
 }
 
-/// `h` with `zeros` more waits of zero, as `record` would have recorded them (at 1 ns,
-/// the histograms' least value). Zero waits are counted rather than recorded as they
-/// happen: natively most uncontended acquisitions wait zero, and a histogram update
-/// per acquisition would cost more than the lock.
+/// `h` with `zeros` more waits of zero. Zero waits are counted rather than recorded as
+/// they happen: natively most uncontended acquisitions wait zero, and a histogram
+/// update per acquisition would cost more than the lock.
 fn with_zeros(h: &Histogram<u64>, zeros: u64) -> Cow<'_, Histogram<u64>> {
     if zeros == 0 {
         return Cow::Borrowed(h);
     }
     let mut h = h.clone();
-    if h.record_n(1, zeros).is_err() {
-        h.saturating_record_n(1, zeros);
+    if h.record_n(0, zeros).is_err() {
+        h.saturating_record_n(0, zeros);
     }
     Cow::Owned(h)
 }
@@ -279,6 +278,20 @@ impl ThreadStats {
     /// The wait in progress, if the thread is waiting.
     pub fn waiting(&self) -> Option<Waiting> {
         self.waiting
+    }
+
+    /// The wait in progress began at `since_ns` (its first failed attempt), not at
+    /// its announcement; `None`: its first attempt has not failed, so it has not
+    /// waited, and there is nothing to cut off at the end of the window.
+    pub fn wait_began(&mut self, since_ns: Option<u64>) {
+        match since_ns {
+            Some(t) => {
+                if let Some(w) = &mut self.waiting {
+                    w.since_ns = t;
+                }
+            }
+            None => self.waiting = None,
+        }
     }
 
     /// The wait in progress ended: the thread holds the lock since `granted_ns`, after
@@ -1028,10 +1041,11 @@ mod tests {
             // Five waits: 40, three zeros and 10 cut off.
             assert_eq!(r.point.wait_mean_ns, 10.0);
             assert_eq!(r.threads[0].wait_mean_ns, 10.0);
-            assert_eq!(r.threads[0].wait_p50_ns, 1.0);
+            // A zero wait reads as zero, not as the histogram's least nonzero value.
+            assert_eq!(r.threads[0].wait_p50_ns, 0.0);
             assert_eq!(r.handoffs[0].count, 2);
             assert_eq!(r.handoffs[0].wait_max_ns, 40.0);
-            assert_eq!(r.handoffs[0].wait_p50_ns, 1.0);
+            assert_eq!(r.handoffs[0].wait_p50_ns, 0.0);
         }
     }
 

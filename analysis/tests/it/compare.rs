@@ -622,3 +622,32 @@ fn pooled_runs_with_and_without_the_placement_columns_keep_one_value_per_repetit
         assert_eq!((r.b.n, r.b.value), (5, 100.0), "{r:?}");
     }
 }
+
+#[test]
+fn no_wait_on_either_side_is_agreement() {
+    // Uncontended points: no thread waited, simulated or native (both time a wait
+    // from the first failed attempt), so the wait tail is 0 on both sides.
+    let zero = |r: &mut locklab_model::records::RunRecord| r.point.wait_p99_ns = 0.0;
+    let sim = dir_of(&plan(), 1.0, "labhost", Mode::Sim, zero);
+    let native = dir_of(&plan(), 1.0, "labhost", Mode::Native, |r| {
+        zero(r);
+        for t in &mut r.threads {
+            t.mode = Mode::Native;
+        }
+    });
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let c = compare(sim.path(), native.path(), &opts).unwrap();
+    let waits: Vec<_> = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == "wait_p99_ns")
+        .collect();
+    assert!(!waits.is_empty());
+    for r in waits {
+        assert_eq!(r.residual, Some(0.0), "{r:?}");
+        assert_eq!(r.verdict, CompareVerdict::WithinTolerance, "{r:?}");
+    }
+}

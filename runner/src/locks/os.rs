@@ -217,6 +217,8 @@ impl OsLock {
         if env.cas(self.word, 0, 1, Acquire).await.is_ok() {
             return;
         }
+        // As the real mutex's (`real_acquire`): the wait is timed from the failed try.
+        env.waiting();
         let mut state = self.model_spin(env).await;
         if state == ACQUIRED {
             return;

@@ -675,6 +675,7 @@ impl Machine {
             tid: tid as u32,
             node: self.nodes[tid],
             rng: Cell::new(SplitMix64::new(self.seeds[tid])),
+            wait_from: Cell::new(None),
         }
     }
 
@@ -797,6 +798,9 @@ pub struct SimEnv<'m> {
     tid: u32,
     node: u32,
     rng: Cell<SplitMix64>,
+    /// When the current acquisition's first attempt failed (`Env::waiting`), if it
+    /// did: its wait runs from there, as natively.
+    wait_from: Cell<Option<u64>>,
 }
 
 /// Converts a raw (value, success) result into an operation's output.
@@ -856,6 +860,11 @@ impl<T: FromRaw> Future for OpFuture<'_, T> {
 }
 
 impl<'m> SimEnv<'m> {
+    /// When the current acquisition's first attempt failed, if it has.
+    pub(crate) fn wait_began(&self) -> Option<u64> {
+        self.wait_from.get()
+    }
+
     #[inline]
     fn op<T: FromRaw>(&self, op: Op) -> OpFuture<'m, T> {
         OpFuture {
@@ -891,6 +900,25 @@ impl Env for SimEnv<'_> {
         let v = r.next_u64();
         self.rng.set(r);
         v
+    }
+    /// A wait is timed as natively: from the first failed attempt, zero when the
+    /// first attempt succeeds (docs/metrics.md), so that a simulated wait and a
+    /// native one measure the same thing.
+    #[inline]
+    fn acquire_start(&self) -> u64 {
+        self.wait_from.set(None);
+        self.now()
+    }
+    #[inline]
+    fn acquire_granted(&self, _start: u64) -> (u64, u64) {
+        let t = self.now();
+        (t, self.wait_from.get().map_or(0, |from| t - from))
+    }
+    #[inline]
+    fn waiting(&self) {
+        if self.wait_from.get().is_none() {
+            self.wait_from.set(Some(self.now()));
+        }
     }
     #[inline]
     fn load(&self, a: Addr, _o: Ordering) -> impl Future<Output = Word> {
@@ -956,6 +984,10 @@ impl Env for SimEnv<'_> {
                 .ahead
                 .loads = 0;
         }
+        if pred(v) {
+            return v;
+        }
+        self.waiting();
         while !pred(v) {
             v = self.op(Op::Watch(a, v)).await;
         }
@@ -992,8 +1024,10 @@ impl Env for SimEnv<'_> {
         self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
         self.op(Op::Delay(ns))
     }
+    /// Lock code pauses only after an attempt failed: the acquisition waits from here.
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
+        self.waiting();
         let ns = {
             let mut c = self.m.core.borrow_mut();
             c.counters.pauses += 1;

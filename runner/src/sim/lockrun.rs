@@ -11,6 +11,7 @@ use crate::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use crate::rng::{mix, SplitMix64};
 use crate::stats::{self, RunContext, ThreadStats, Window};
 use crate::workload::{self, Locks, Shape};
+use locklab_model::plan::Workload;
 use locklab_model::records::{RunRecord, SkipCause, PAIR_TRANSFER};
 use locklab_model::topology::ThreadSlot;
 use std::cell::Cell;
@@ -101,8 +102,14 @@ impl LockVisitor for Simulate<'_> {
         };
         // The run stops at the end of the window: a thread still waiting then has its
         // wait cut off there, bypassed by every grant of its lock since its arrival (for a
-        // FIFO lock, its doorway: none if it had not passed it yet).
+        // FIFO lock, its doorway: none if it had not passed it yet). The single-lock
+        // workload times a wait from its first failed attempt, as natively
+        // (`Env::acquire_granted`): one still in its first attempt has not waited.
+        let from_first_failure = matches!(point.workload, Workload::SingleLock { .. });
         for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
+            if from_first_failure {
+                st.wait_began(env.wait_began());
+            }
             if let Some(w) = st.waiting() {
                 st.censor(local.bypass_so_far(w.lock, env.grants(w.lock)));
             }

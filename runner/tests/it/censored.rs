@@ -74,3 +74,37 @@ fn fifo_locks_bound_bypass_by_n_minus_one_with_cut_off_waits() {
         assert_eq!(p.reacquisitions, Some(0), "{algo:?}");
     }
 }
+
+/// `threads` threads on one lock of `algo` on the eight-core box, critical 10 ns.
+fn box8_point(algo: LockAlgo, threads: u32, outside: u64) -> RunRecord {
+    let p = point(algo, single(10, outside, 1), threads, None);
+    let mut pl = plan(vec![p.clone()]);
+    pl.topology = box8();
+    sim::run_point(&pl, &p, 0, DURATION, WARMUP)
+}
+
+#[test]
+fn a_simulated_wait_runs_from_the_first_failed_attempt_as_a_native_one() {
+    for algo in [
+        LockAlgo::Tas,
+        LockAlgo::Ticket,
+        LockAlgo::Mcs,
+        LockAlgo::Pthread,
+    ] {
+        // Alone, every first attempt succeeds: no wait at all, though each acquisition
+        // costs its atomic (it used to count as a wait of that length).
+        let alone = box8_point(algo.clone(), 1, 0);
+        assert!(alone.point.acquisitions > 10_000, "{algo:?}");
+        assert_eq!(alone.point.wait_max_ns, 0.0, "{algo:?}: {:?}", alone.point);
+        // Two threads meeting rarely (10 ns held in every 5 µs each): most first
+        // attempts succeed, after fetching the lock's line from the other core (40
+        // ns), which is no wait either.
+        let rare = box8_point(algo.clone(), 2, 5_000);
+        assert_eq!(rare.point.wait_p50_ns, 0.0, "{algo:?}: {:?}", rare.point);
+        // Two threads without work: the one that did not just release finds the lock
+        // taken and waits (TAS's and pthread's releasers, taking it straight back, mostly
+        // do not).
+        let hot = box8_point(algo.clone(), 2, 0);
+        assert!(hot.point.wait_p999_ns > 40.0, "{algo:?}: {:?}", hot.point);
+    }
+}

@@ -172,22 +172,69 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The Levenshtein distance of `a` and `b` if it is at most `limit`: only the cells
+/// within `limit` of the diagonal are computed, so the cost is linear in the
+/// words' length (two long names cost no more than reading them).
+pub fn edit_distance_within(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    let far = limit + 1;
+    let mut prev: Vec<usize> = (0..=b.len()).map(|j| j.min(far)).collect();
+    let mut cur = vec![far; b.len() + 1];
+    for i in 1..=a.len() {
+        let lo = i.saturating_sub(limit).max(1);
+        let hi = (i + limit).min(b.len());
+        cur[0] = i.min(far);
+        if lo > 1 {
+            cur[lo - 1] = far;
+        }
+        let mut best = cur[0];
+        for j in lo..=hi {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1)
+                .min(cur[j - 1] + 1)
+                .min(prev[j - 1] + cost)
+                .min(far);
+            best = best.min(cur[j]);
+        }
+        if hi < b.len() {
+            cur[hi + 1] = far;
+        }
+        if best > limit {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    Some(prev[b.len()]).filter(|d| *d <= limit)
+}
+
 /// The closest candidate within a distance that grows with the word's length.
 pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = match word.chars().count() {
+    // A name longer than a diagnostic shows is not worth a suggestion (it would be
+    // shown shortened), and no work here grows with the length of one.
+    if word.len() > 4 * MAX_QUOTED_CHARS {
+        return None;
+    }
+    let lower: Vec<char> = word.to_lowercase().chars().collect();
+    let n = lower.len();
+    if n > MAX_QUOTED_CHARS {
+        return None;
+    }
+    let limit = match n {
         0..=2 => 1,
         3..=5 => 2,
         _ => 3,
     };
-    let n = word.chars().count();
-    let lower = word.to_lowercase();
     candidates
         .into_iter()
-        // The distance is at least the difference in length: a long word costs
-        // nothing here.
-        .filter(|c| c.chars().count().abs_diff(n) <= limit)
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c))
-        .filter(|(d, _)| *d <= limit)
+        // The distance is at least the difference in length (a character is one
+        // to four bytes): a long candidate is skipped without reading it.
+        .filter(|c| c.len() + limit >= n && c.len() <= 4 * (n + limit))
+        .filter_map(|c| {
+            let cand: Vec<char> = c.to_lowercase().chars().collect();
+            edit_distance_within(&lower, &cand, limit).map(|d| (d, c))
+        })
         .min_by_key(|(d, c)| (*d, c.len()))
         .map(|(_, c)| c)
 }
@@ -362,7 +409,15 @@ impl View {
             .chain(source.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
         let line_of = |off: usize| starts.partition_point(|&s| s <= off) - 1;
-        let line_end = |l: usize| starts.get(l + 1).map_or(source.len(), |&next| next - 1);
+        // A line ends before its `\n`, and before the `\r` of a `\r\n`.
+        let line_end = |l: usize| {
+            let end = starts.get(l + 1).map_or(source.len(), |&next| next - 1);
+            if end > starts[l] && source.as_bytes()[end - 1] == b'\r' {
+                end - 1
+            } else {
+                end
+            }
+        };
         let spans: Vec<Span> = std::iter::once(diag.span)
             .chain(diag.labels.iter().map(|l| l.span))
             .map(|sp| {
@@ -406,7 +461,10 @@ impl View {
                     text.push('…');
                 }
                 kept.push((ls + from, ls + to, text.len(), l));
-                text.push_str(&line[from..to]);
+                // A lone `\r` is no line break in the language: shown as a blank (of
+                // one byte, so that spans keep their place), it is none in the view
+                // either.
+                text.push_str(&line[from..to].replace('\r', " "));
                 if to < line.len() {
                     text.push('…');
                 }
@@ -542,6 +600,40 @@ mod tests {
         assert_eq!(edit_distance("mcsx", "mcs"), 1);
         assert_eq!(edit_distance("tikcet", "ticket"), 2);
         assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn the_bounded_distance_agrees_with_the_full_one() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "mcs",
+            "mcsx",
+            "tikcet",
+            "ticket",
+            "qspinlock",
+            "qspinlok",
+            "cna",
+            "abcdef",
+            "fedcba",
+            "kitten",
+            "sitting",
+        ];
+        for a in words {
+            for b in words {
+                let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+                for limit in 0..5 {
+                    let full = edit_distance(a, b);
+                    let want = (full <= limit).then_some(full);
+                    assert_eq!(
+                        edit_distance_within(&ca, &cb, limit),
+                        want,
+                        "{a} {b} {limit}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -266,7 +266,13 @@ pub fn value_text(v: &Value) -> String {
             if is_plain_name(s) {
                 s.clone()
             } else {
-                format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+                format!(
+                    "\"{}\"",
+                    s.replace('\\', "\\\\")
+                        .replace('"', "\\\"")
+                        .replace('\n', "\\n")
+                        .replace('\t', "\\t")
+                )
             }
         }
         Value::Bool(b) => b.to_string(),
@@ -331,6 +337,12 @@ mod tests {
         );
         assert_eq!(number("2", Some("%")), Ok(Scalar::Percent(0.02)));
         assert_eq!(number("1_000", None), Ok(Scalar::Int(1000)));
+    }
+
+    #[test]
+    fn strings_are_written_with_their_escapes() {
+        let v = Value::Str("a\"b\\c\nd\te".into());
+        assert_eq!(value_text(&v), "\"a\\\"b\\\\c\\nd\\te\"");
     }
 
     #[test]

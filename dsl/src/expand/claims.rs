@@ -119,6 +119,9 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
             let is_axis = scope.axes.iter().any(|a| a.name == axis.name);
             let is_dim = ["thread", "cpu", "node"].contains(&axis.name.as_str());
             if !is_axis && !is_dim {
+                if scope.sweep_unparsed {
+                    return None;
+                }
                 let cands: Vec<&str> = scope
                     .axes
                     .iter()
@@ -200,6 +203,8 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
                 return None;
             }
             let ex = expr(ctx, scope, group, e);
+            // Units are compared once the terms check (a term in error says so).
+            let dims_ok = ex.is_none() || super::dims::band(ctx, file, e, band);
             let (lo, hi) = match band {
                 BandAst::Range { lo, hi, span } => {
                     let l = lo.as_ref().map(|v| const_f64(ctx, file, v));
@@ -219,9 +224,18 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
                     }
                     (l, h)
                 }
-                BandAst::PlusMinus { center, tol, span } => {
+                BandAst::PlusMinus { center, tol, .. } => {
                     let (c, cd) = const_dim(ctx, file, center)?;
                     let (t, td) = const_dim(ctx, file, tol)?;
+                    if t < 0.0 {
+                        ctx.err(file, tol.span, "a tolerance cannot be negative")
+                            .set_label("negative")
+                            .help = Some(format!(
+                            "`±` takes the distance on either side: write `± {}`",
+                            tol_text(ctx.text(file), tol.span)
+                        ));
+                        return None;
+                    }
                     let t = match td {
                         Some(Dim::Percent) => (c * t).abs(),
                         _ => {
@@ -242,13 +256,12 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
                             t
                         }
                     };
-                    if t < 0.0 {
-                        ctx.err(file, *span, "a tolerance cannot be negative");
-                        return None;
-                    }
                     (c - t, c + t)
                 }
             };
+            if !dims_ok {
+                return None;
+            }
             ClaimKind::Band {
                 expr: ex?,
                 lo,
@@ -282,6 +295,9 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
             }
             let exprs: Vec<Option<Expr>> = all.iter().map(|e| expr(ctx, scope, group, e)).collect();
             let exprs: Vec<Expr> = exprs.into_iter().collect::<Option<_>>()?;
+            if !super::dims::chain(ctx, file, &all) {
+                return None;
+            }
             let min_gap = match gap {
                 Some(g) => Some(ctx.real(Env::NoAxes, file, g, "`gap`", 0.0..=1.0)?),
                 None => None,
@@ -465,7 +481,7 @@ fn expr(ctx: &mut Ctx, scope: &Scope, group: &[(Ident, Val)], e: &ExprAst) -> Op
             resolve_one(ctx, scope, w).map(Expr::Metric)
         }
         ExprAst::Const(v) => const_f64(ctx, scope.file, v).map(|value| Expr::Const { value }),
-        ExprAst::Bin { op, lhs, rhs, .. } => {
+        ExprAst::Bin { op, lhs, rhs, span } => {
             let l = expr(ctx, scope, group, lhs);
             let r = expr(ctx, scope, group, rhs);
             let op = match op {
@@ -474,6 +490,31 @@ fn expr(ctx: &mut Ctx, scope: &Scope, group: &[(Ident, Val)], e: &ExprAst) -> Op
                 '*' => BinOp::Mul,
                 _ => BinOp::Div,
             };
+            // Constants are known now: a division by zero, or a constant part too
+            // large for a number, is the file's mistake, not the run's.
+            if let (BinOp::Div, Some(r)) = (op, &r) {
+                if fold(r) == Some(0.0) {
+                    ctx.err(scope.file, rhs.span(), "division by zero")
+                        .set_label("this is 0")
+                        .help = Some("divide by a metric, or by a constant other than 0".into());
+                    return None;
+                }
+            }
+            if let (Some(l), Some(r)) = (&l, &r) {
+                if let (Some(a), Some(b)) = (fold(l), fold(r)) {
+                    let v = match op {
+                        BinOp::Add => a + b,
+                        BinOp::Sub => a - b,
+                        BinOp::Mul => a * b,
+                        BinOp::Div => a / b,
+                    };
+                    if !v.is_finite() {
+                        ctx.err(scope.file, *span, "this constant is out of range")
+                            .set_label("not a finite number");
+                        return None;
+                    }
+                }
+            }
             Some(Expr::Binary {
                 op,
                 lhs: Box::new(l?),
@@ -500,10 +541,18 @@ fn fold(e: &Expr) -> Option<f64> {
     }
 }
 
-fn has_metric(e: &ExprAst) -> bool {
+pub(super) fn has_metric(e: &ExprAst) -> bool {
     match e {
         ExprAst::Metric(_) => true,
         ExprAst::Const(_) => false,
         ExprAst::Bin { lhs, rhs, .. } => has_metric(lhs) || has_metric(rhs),
     }
+}
+
+/// The tolerance as written, without its sign (for the help of a negative one).
+fn tol_text(text: &str, span: Span) -> String {
+    text.get(span.start..span.end)
+        .unwrap_or("")
+        .trim_start_matches('-')
+        .to_string()
 }

@@ -5,6 +5,7 @@
 //! references are resolved to points, baselines, rows and modes (`refs`).
 
 mod claims;
+mod dims;
 mod plots;
 mod points;
 mod refs;
@@ -126,6 +127,7 @@ pub fn experiment(
             .filter(|a| a.broken)
             .map(|a| a.name.name.clone())
             .collect(),
+        sweep_unparsed: exp.unparsed_keys.iter().any(|k| k == "sweep"),
         // References resolve against the complete sweep only.
         points: (run.is_some() && combos_ok && points_ok && !points.is_empty())
             .then_some(points.as_slice()),

@@ -14,6 +14,10 @@ pub fn plot(ctx: &mut Ctx, scope: &Scope, p: &PlotStmt) -> Option<PlotSpec> {
     let mut ok = true;
     for a in std::iter::once(&p.x).chain(&p.by) {
         if !known(&a.name) {
+            ok = false;
+            if scope.sweep_unparsed {
+                continue;
+            }
             let cands: Vec<&str> = scope
                 .axes
                 .iter()

@@ -9,7 +9,7 @@ use crate::syntax::{Ident, MetricAst, Val};
 use crate::units::{self, cmp_values, value_text};
 use locklab_model::metrics::{self, Table};
 use locklab_model::plan::{
-    Axis, MetricRef, Mode, Point, Target, TrendSeries, TrendStep, Value, DIMENSIONS,
+    Axis, MetricRef, Mode, Point, Target, TrendSeries, TrendStep, Value, Workload, DIMENSIONS,
 };
 use locklab_model::select::{self, BaselineQuery, NoBaseline, NoTable};
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +21,9 @@ pub struct Scope<'a> {
     pub axes: &'a [Axis],
     /// Axes whose declaration had errors: a value missing from them is not news.
     pub broken: BTreeSet<String>,
+    /// The sweep did not parse (its error is told): a name that is not an axis is
+    /// not news either.
+    pub sweep_unparsed: bool,
     /// Every point, when all of them resolved; `None`: references are checked for
     /// names and values only (the plan fails anyway).
     pub points: Option<&'a [Point]>,
@@ -221,6 +224,7 @@ pub fn select_value(ctx: &mut Ctx, scope: &Scope, key: &Ident, v: &Val) -> Optio
                 None
             }
         },
+        _ if scope.sweep_unparsed => None,
         other => {
             let cands: Vec<&str> = scope
                 .axes
@@ -577,12 +581,75 @@ impl<'a> Resolver<'a> {
             }
             baseline = Some(q.index as u32);
         }
+        if !self.rows_can_match(ctx, w, p) {
+            return None;
+        }
         Some(Target {
             point: p.index as u32,
             baseline,
             rows: w.rows(),
             modes,
         })
+    }
+
+    /// The row selectors that the plan shows can pick no row of `p` (`thread = 100`
+    /// at 4 threads, `class = batch` in a workload without that class): an error
+    /// now, rather than an `error` verdict after the run.
+    fn rows_can_match(&self, ctx: &mut Ctx, w: &Written, p: &Point) -> bool {
+        let lock_workload = !matches!(p.workload, Workload::Wakeup(_));
+        let span_of = |key: &str| {
+            w.ast
+                .select
+                .iter()
+                .find(|(k, _)| k.name == key)
+                .map_or(w.ast.span, |(k, v)| Span::new(k.span.start, v.span.end))
+        };
+        for (key, v) in &w.mref.select {
+            match (key.as_str(), v) {
+                ("thread", Value::Int(t)) if lock_workload && *t >= i64::from(p.threads) => {
+                    ctx.err(
+                        self.scope.file,
+                        span_of(key),
+                        format!(
+                            "point {} runs {} thread{}: `thread = {t}` selects none",
+                            p.id,
+                            p.threads,
+                            if p.threads == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .set_label("no such thread")
+                    .help = Some(format!(
+                        "threads are numbered from 0: pick one below {}",
+                        p.threads
+                    ));
+                    return false;
+                }
+                ("class", Value::Str(c)) => {
+                    let classes: Vec<&str> = match &p.workload {
+                        Workload::SingleLock { .. } => vec!["lock"],
+                        Workload::DoubleLock { .. } => vec!["pass"],
+                        Workload::Bulk { mix, .. } => mix.iter().map(|m| m.name.as_str()).collect(),
+                        Workload::Wakeup(_) => continue,
+                    };
+                    if !classes.contains(&c.as_str()) {
+                        ctx.err(
+                            self.scope.file,
+                            span_of(key),
+                            format!(
+                                "the `{}` workload of point {} has no class `{c}`",
+                                p.workload.kind_name(),
+                                p.id
+                            ),
+                        )
+                        .set_label("no such class")
+                        .help = Some(format!("its classes: {}", classes.join(", ")));
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        true
     }
 
     /// The baseline rule (`select::baseline`), with located errors.

@@ -144,6 +144,16 @@ pub fn read(
         qd = qo
             .get("duration")
             .map(|d| ctx.duration(env, file, d, "quick `duration`"));
+        if qd == Some(Some(0)) {
+            ctx.err(
+                file,
+                qo.get("duration").map_or(q.span, |d| d.span),
+                "quick `duration` must be longer than 0ns",
+            )
+            .set_label("no measured window")
+            .help = Some("write a short window such as `duration = 20ms`".into());
+            ok = false;
+        }
         qw = qo
             .get("warmup")
             .map(|d| ctx.duration(env, file, d, "quick `warmup`"));

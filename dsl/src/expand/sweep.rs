@@ -432,6 +432,17 @@ fn expand_range(ctx: &mut Ctx, file: usize, r: &Val) -> Option<Vec<Val>> {
             _ => None,
         }
     };
+    // An end that is a number but not a valid one (`18446744073709551615`, `1KB`)
+    // says so.
+    for end in [lo, hi] {
+        if let ValKind::Num { text, unit } = &end.kind {
+            if let Err((msg, help)) = units::number(text, unit.as_ref().map(|u| u.name.as_str())) {
+                let d = ctx.err(file, end.span, msg);
+                d.help = help;
+                return None;
+            }
+        }
+    }
     let (Some(a), Some(b)) = (mk(lo), mk(hi)) else {
         ctx.err(
             file,
@@ -600,7 +611,8 @@ pub fn compile(ctx: &mut Ctx, file: usize, c: &Cond, axes: &[AxisDecl]) -> Optio
                         "axis `{}` holds {}, found {}",
                         axes[ai].name.name,
                         value_noun(f),
-                        value_noun(&pv)
+                        // As written: a string is not called a name.
+                        units::kind_noun(&v.kind)
                     ),
                 )
                 .set_label("wrong kind of value");

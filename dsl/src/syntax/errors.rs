@@ -43,7 +43,7 @@ fn rule_words(rule: Rule) -> Option<&'static str> {
         axis_ref => "an axis reference (`$name`)",
         record => "`{`",
         where_clause => "`where`",
-        cond | cond_and | compare | cond_not => "a condition (`axis == value`)",
+        cond | cond_and | compare | cond_not | not_op => "a condition (`axis == value`)",
         cmp_op => "a comparison (`==`, `!=`, `<`, `<=`, `>`, `>=`)",
         expect_stmt => "`expect`",
         claim_group | selector => "a selector (`[axis = value, ...]`)",
@@ -85,7 +85,38 @@ pub(super) fn found_at(src: &str, pos: usize) -> String {
     if c == '"' {
         return "a string".into();
     }
+    if let Some(name) = invisible(c) {
+        return format!("U+{:04X} ({name})", u32::from(c));
+    }
     format!("`{c}`")
+}
+
+/// The name of a character that shows as a blank or not at all (between
+/// backquotes it would read as a space, or as nothing): `None` for the others.
+fn invisible(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{a0}' => "no-break space",
+        '\u{202f}' => "narrow no-break space",
+        '\u{2007}' => "figure space",
+        '\u{2028}' => "line separator",
+        '\u{2029}' => "paragraph separator",
+        '\u{0b}' => "vertical tab",
+        '\u{0c}' => "form feed",
+        '\u{85}' => "next line",
+        '\u{200b}' => "zero-width space",
+        '\u{200c}' => "zero-width non-joiner",
+        '\u{200d}' => "zero-width joiner",
+        '\u{2060}' => "word joiner",
+        '\u{feff}' => "byte order mark",
+        '\u{ad}' => "soft hyphen",
+        '\u{3000}' => "ideographic space",
+        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            "a text-direction mark"
+        }
+        c if c.is_whitespace() => "a space character",
+        c if c.is_control() => "a control character",
+        _ => return None,
+    })
 }
 
 pub(super) fn convert_pest_error(
@@ -247,6 +278,10 @@ pub(super) fn convert_pest_error(
             .with_help("strings end with `\"` on the same line");
     } else if let Some(h) = keyword_help {
         d = d.with_help(h);
+    } else if found.starts_with("U+") {
+        d = d.with_help(
+            "this character is invisible or looks like a blank: delete it, or write a plain space",
+        );
     }
     d
 }

@@ -221,11 +221,23 @@ impl Builder {
                 }
             }
             Rule::cond_not => {
-                let inner = p
-                    .into_inner()
-                    .find(|p| p.as_rule() != Rule::kw_not)
-                    .expect("negated condition");
-                Cond::Not(Box::new(self.cond(inner)))
+                // `!!!!c` is `c` and `!!!c` is `!c`: the tree holds at most one `Not`
+                // per bracket level, so nothing downstream recurses on a chain.
+                let mut negations = 0usize;
+                let mut operand = None;
+                for q in p.into_inner() {
+                    if q.as_rule() == Rule::not_op {
+                        negations += 1;
+                    } else {
+                        operand = Some(q);
+                    }
+                }
+                let inner = self.cond(operand.expect("negated condition"));
+                if negations % 2 == 1 {
+                    Cond::Not(Box::new(inner))
+                } else {
+                    inner
+                }
             }
             Rule::compare => {
                 let span = self.span(&p);
@@ -277,7 +289,15 @@ impl Builder {
     }
 
     fn metric(&self, p: Pair<Rule>) -> MetricAst {
-        let span = self.span(&p);
+        let mut span = self.span(&p);
+        // The reference ends with its last part: pest's span of it may run on over
+        // the blanks and comments after it, up to the next line.
+        span.end = p
+            .clone()
+            .into_inner()
+            .map(|it| self.offset + it.as_span().end())
+            .max()
+            .unwrap_or(span.end);
         let mut name = None;
         let mut select = Vec::new();
         let mut baseline: Option<Baseline> = None;

@@ -27,6 +27,19 @@ pub fn parse_file(file: &str, src: &str) -> Parsed {
         diags: Vec::new(),
         broken: Vec::new(),
     };
+    if let Some(at) = lone_cr(src) {
+        p.diags.push(
+            Diagnostic::warning(
+                file,
+                Span::new(at, at + 1),
+                "a carriage return (U+000D) without a line feed is not a line break",
+            )
+            .with_label("lone `\\r`")
+            .with_help(
+                "lines end with `\\n` or `\\r\\n`: save the file with one of those line endings",
+            ),
+        );
+    }
     for (s, e) in top_level_pieces(src) {
         let piece = &src[s..e];
         if is_blank(piece) {
@@ -41,6 +54,12 @@ pub fn parse_file(file: &str, src: &str) -> Parsed {
     }
 }
 
+/// The first `\r` not followed by `\n` (the language reads it as a blank).
+fn lone_cr(src: &str) -> Option<usize> {
+    let b = src.as_bytes();
+    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
+}
+
 /// Parse `axis=value,value` values from the command line; `file` names the pseudo
 /// file the text is shown as in diagnostics.
 pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>, Box<Diagnostic>> {
@@ -53,6 +72,9 @@ pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>
     match LabParser::parse(Rule::set_values, text) {
         Ok(mut pairs) => {
             let top = pairs.next().expect("set_values matched");
+            if let Some(d) = bad_escapes(file, offset, &top).into_iter().next() {
+                return Err(Box::new(d));
+            }
             let b = Builder { offset };
             Ok(top
                 .into_inner()
@@ -65,9 +87,21 @@ pub fn parse_set_values(file: &str, src: &str, offset: usize) -> Result<Vec<Val>
 }
 
 /// The names written as `name =` (not `==`, `<=`, `>=`, `!=`) in `piece`, a statement
-/// that did not parse: `topology = host, lock = tas` on one line gives both.
-fn keys_given(piece: &[u8]) -> Vec<String> {
+/// that did not parse: `topology = host, lock = tas` on one line gives both. With
+/// `statement`, also the name that starts it (`sweep {` gives `sweep`), unless it
+/// starts a claim or a plot.
+fn keys_given(piece: &[u8], statement: bool) -> Vec<String> {
     let mut keys = Vec::new();
+    if statement {
+        let at = piece
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(piece.len());
+        let first = word_at(piece, at);
+        if !first.is_empty() && ![&b"expect"[..], b"report", b"plot", b"where"].contains(&first) {
+            keys.push(String::from_utf8_lossy(first).into_owned());
+        }
+    }
     let mut i = 0;
     while i < piece.len() {
         let w = word_at(piece, i);
@@ -86,6 +120,37 @@ fn keys_given(piece: &[u8]) -> Vec<String> {
         i += w.len();
     }
     keys
+}
+
+/// A diagnostic for every `\` in a string of `top` that is not one of the
+/// escapes (`\"`, `\\`, `\n`, `\t`); `offset` is where `top`'s text starts.
+fn bad_escapes(file: &str, offset: usize, top: &pest::iterators::Pair<Rule>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for p in top.clone().into_inner().flatten() {
+        if p.as_rule() != Rule::str_inner {
+            continue;
+        }
+        let start = offset + p.as_span().start();
+        let mut chars = p.as_str().char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c != '\\' {
+                continue;
+            }
+            match chars.next() {
+                Some((_, '"' | '\\' | 'n' | 't')) | None => {}
+                Some((j, o)) => out.push(
+                    Diagnostic::error(
+                        file,
+                        Span::new(start + i, start + j + o.len_utf8()),
+                        format!("unknown escape `\\{o}` in a string"),
+                    )
+                    .with_label("not an escape")
+                    .with_help("a string knows `\\\"`, `\\\\`, `\\n` and `\\t`; write `\\\\` for a backslash"),
+                ),
+            }
+        }
+    }
+    out
 }
 
 fn too_deep(file: &str, at: usize) -> Diagnostic {
@@ -138,6 +203,12 @@ impl Parser_<'_> {
         match LabParser::parse(Rule::item_only, &self.src[s..e]) {
             Ok(mut pairs) => {
                 let top = pairs.next().expect("item_only matched");
+                let bad = bad_escapes(self.file, s, &top);
+                if !bad.is_empty() {
+                    self.diags.extend(bad);
+                    self.broken.push((kind, name));
+                    return;
+                }
                 let b = Builder { offset: s };
                 for p in top.into_inner() {
                     if p.as_rule() != Rule::EOI {
@@ -229,6 +300,8 @@ impl Parser_<'_> {
             let psc = scan(bytes, st, en, 0);
             if psc.max_depth > MAX_DEPTH {
                 self.diags.push(too_deep(self.file, psc.max_at));
+                // What the statement gives is not reported again as missing.
+                unparsed_keys.extend(keys_given(&bytes[st..en], true));
                 continue;
             }
             match LabParser::parse(Rule::stmt_only, &self.src[st..en]) {
@@ -252,6 +325,13 @@ impl Parser_<'_> {
                             .with_label("one too many")
                             .with_help("split the claim; no claim needs this many terms"),
                         );
+                        unparsed_keys.extend(keys_given(&bytes[st..en], true));
+                        continue;
+                    }
+                    let bad = bad_escapes(self.file, st, &top);
+                    if !bad.is_empty() {
+                        self.diags.extend(bad);
+                        unparsed_keys.extend(keys_given(&bytes[st..en], true));
                         continue;
                     }
                     for p in top.into_inner() {
@@ -263,7 +343,7 @@ impl Parser_<'_> {
                 Err(err) => {
                     self.diags
                         .push(convert_pest_error(self.file, self.src, st, err));
-                    unparsed_keys.extend(keys_given(&bytes[st..en]));
+                    unparsed_keys.extend(keys_given(&bytes[st..en], true));
                 }
             }
         }

@@ -122,3 +122,113 @@ fn claims_are_bounded_in_number_and_in_the_points_they_read() {
         );
     located(&text, "the claims and plots ask for too much", 3_000);
 }
+
+#[test]
+fn a_chain_of_100000_negations_neither_overflows_nor_is_refused() {
+    // `!` and `not` repeat without recursion: the parser, the tree, the sweep's
+    // filter and the plan see at most one negation per bracket level.
+    for (op, n, kept) in [("!", 100_001, 2), ("!", 100_000, 1), ("not ", 100_001, 2)] {
+        let text = HEAD.to_string()
+            + &format!(
+                "experiment e {{\n  topology = t\n  workload = w\n  sweep {{ lock = [tas], threads = [1, 2] where {}threads == 1 }}\n  run {{ modes = [sim], duration = 1ms }}\n}}\n",
+                op.repeat(n)
+            );
+        let c = load_mem(&[("f.lab", &text)], "f.lab");
+        let plan = c
+            .plan
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}", crate::show(&c)));
+        assert_eq!(plan.points.len(), 1, "{op} x {n}");
+        assert_eq!(plan.points[0].threads, kept, "{op} x {n}");
+    }
+    // Inside brackets, each level holds a chain of its own.
+    let deep = format!("{}threads == 1{}", "!!(".repeat(30), ")".repeat(30));
+    let text = experiment("").replace(
+        "threads = 1..2 }",
+        &format!("threads = 1..2 where {deep} }}"),
+    );
+    let c = load_mem(&[("f.lab", &text)], "f.lab");
+    assert!(c.plan.is_some(), "{}", crate::show(&c));
+}
+
+#[test]
+fn crlf_and_lone_cr_keep_line_numbers() {
+    let text = "lock a = mcs\r\nlock b = tas\r\nlock c = nosuch\r\nlock d = ticket\r\n";
+    let c = load_mem(&[("f.lab", text)], "f.lab");
+    let shown = render(&c.diagnostics, &c.sources, false);
+    assert!(shown.contains("[f.lab:3:10]"), "{shown}");
+    assert!(shown.contains(" 4 │ lock d = ticket"), "{shown}");
+    assert!(!shown.contains(" 3 │ lock d"), "{shown}");
+    assert!(!shown.contains('\r'), "{shown:?}");
+    // A lone `\r` is no line break: said once, and the line is shown as one.
+    let text = "lock a = mcs\rlock b = tas\r";
+    let c = load_mem(&[("f.lab", text)], "f.lab");
+    let shown = render(&c.diagnostics, &c.sources, false);
+    assert!(
+        shown.contains("carriage return (U+000D) without a line feed"),
+        "{shown}"
+    );
+    assert!(!shown.contains(" 0 │"), "{shown}");
+    assert!(!shown.contains('\r'), "{shown:?}");
+    assert_eq!(
+        c.diagnostics
+            .iter()
+            .filter(|d| d.message.contains("carriage return"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_misspelt_400000_character_name_is_checked_at_once() {
+    // "Did you mean" compared the two names cell by cell: quadratic in their length.
+    let n = 400_000;
+    let text = format!(
+        "lock {} = mcs\n{}",
+        "n".repeat(n),
+        experiment("").replace(
+            "lock = [tas]",
+            &format!("lock = [tas, {}m]", "n".repeat(n - 1))
+        )
+    );
+    let start = std::time::Instant::now();
+    let c = load_mem(&[("f.lab", &text)], "f.lab");
+    assert!(c.has_errors());
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn an_unknown_escape_in_a_set_value_is_an_error() {
+    use locklab_dsl::{load, LoadOptions, MemLoader};
+    let text = experiment("").replace("lock = [tas]", "lock = [tas], tag = [\"a\"]");
+    let loader = MemLoader([("f.lab".to_string(), text)].into());
+    let opts = LoadOptions {
+        overrides: vec![("tag".into(), "\"a\\qb\"".into())],
+        ..Default::default()
+    };
+    let c = load("f.lab", &loader, &opts);
+    assert!(
+        c.diagnostics
+            .iter()
+            .any(|d| d.message.contains("unknown escape `\\q`")),
+        "{}",
+        render(&c.diagnostics, &c.sources, false)
+    );
+    // The escapes a string knows are read, and written back the same way.
+    let opts = LoadOptions {
+        overrides: vec![("tag".into(), "\"a\\n\\t\\\"\\\\b\"".into())],
+        ..Default::default()
+    };
+    let c = load("f.lab", &loader, &opts);
+    let plan = c
+        .plan
+        .unwrap_or_else(|| panic!("{}", render(&c.diagnostics, &c.sources, false)));
+    assert_eq!(
+        plan.points[0].axes["tag"],
+        locklab_model::plan::Value::Str("a\n\t\"\\b".into())
+    );
+}

@@ -9,11 +9,14 @@ Exit codes (when several apply: 3, then 4, then 1, then 5):
   1  a gating claim failed (or could not be evaluated)
   2  invalid input or usage, or nothing to run in the requested mode
   3  the run could not complete (e.g. a simulated deadlock)
-  4  the environment refused (e.g. pinning impossible for a point a gating claim
-     reads, cross-host comparison)
+  4  the environment refused (e.g. a native point this machine cannot pin, or a CPU
+     it does not have, that a gating claim reads or for every point; cross-host
+     comparison)
   5  no gating claim failed, but one was left undecided: inconclusive, skipped (its
      point not run), or over points the noise gate flagged (--accept-undecided and
      --accept-noisy accept them)
+  130  interrupted (Ctrl-C; 143 for SIGTERM): the run keeps its finished records,
+       `locklab run --resume DIR` completes it
 
 The language reference: locklab help language";
 
@@ -94,22 +97,34 @@ pub enum Command {
     /// Re-run from a results directory's manifest and compare with the stored results.
     Reproduce {
         dir: PathBuf,
-        /// Where the new run goes (default: DIR/reproduce-<run id>).
+        /// Where the new run goes (default: DIR/reproduce-<time stamp>). Never DIR
+        /// itself; an existing, non-empty directory only with --force.
         #[arg(long)]
         out: Option<PathBuf>,
-        #[arg(long)]
+        /// Parallel simulation jobs (at least 1).
+        #[arg(long, value_parser = parse_jobs)]
         jobs: Option<usize>,
         #[command(flatten)]
         accept: AcceptArgs,
+        /// Write into an existing, non-empty --out anyway, replacing what a run
+        /// writes there.
+        #[arg(long, requires = "out")]
+        force: bool,
     },
     /// Merge shard results directories of one sweep into one.
     Merge {
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// The merged results directory: new or empty, or replaced with --force;
+        /// never one of the shards.
         #[arg(long)]
         out: PathBuf,
         #[command(flatten)]
         accept: AcceptArgs,
+        /// Write into an existing, non-empty --out anyway (a merge that was cut
+        /// short, an earlier merge), replacing what a run writes there.
+        #[arg(long)]
+        force: bool,
     },
     /// Print the host topology as experiment-language text.
     Topo {
@@ -165,9 +180,9 @@ pub struct RunArgs {
     /// Short durations and few repetitions, for a first look in seconds.
     #[arg(long)]
     pub quick: bool,
-    /// Parallel simulation jobs (default and at most: the cores, and no more than the
-    /// records to run). Never changes the results.
-    #[arg(long)]
+    /// Parallel simulation jobs, at least 1 (default and at most: the cores, and no
+    /// more than the records to run). Never changes the results.
+    #[arg(long, value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Run only shard I of N (deterministic split of the points), e.g. 2/8.
     #[arg(long, value_name = "I/N")]
@@ -180,8 +195,9 @@ pub struct RunArgs {
     pub no_report: bool,
     #[command(flatten)]
     pub accept: AcceptArgs,
-    /// Write into an existing, non-empty --out anyway, replacing what is there.
-    #[arg(long)]
+    /// Write into an existing, non-empty --out anyway, replacing what a run writes
+    /// there (not with --resume, which completes the run already there).
+    #[arg(long, conflicts_with = "resume")]
     pub force: bool,
     /// `json`: the claims and the run's summary as one object on stdout (docs/cli.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -285,6 +301,15 @@ pub enum BenchWhat {
     Native,
     Sim,
     Analysis,
+}
+
+/// `--jobs N`: a whole number of jobs, at least 1.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("at least 1 job: 0 would run nothing".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a number of jobs")),
+    }
 }
 
 /// `10%` or `0.1`: a relative tolerance, as a fraction, above 0.

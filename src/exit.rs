@@ -66,11 +66,26 @@ pub struct RecordsVerdict {
     pub code: i32,
     /// One line per point that calls for it.
     pub lines: Vec<String>,
+    /// Every (point, mode) of the run was refused, not only gating ones.
+    pub all: bool,
+}
+
+/// Did the machine refuse to run this point where its placement puts it: pinning
+/// impossible, or a native point this host cannot hold (a CPU or node it does not
+/// have)? A simulated point the model cannot hold is the file's doing, not the
+/// environment's.
+fn refused_by_environment(s: &SkippedPoint) -> bool {
+    match s.cause {
+        Some(SkipCause::Pinning) => true,
+        Some(SkipCause::Host) => s.mode == "native",
+        _ => false,
+    }
 }
 
 /// The exit code the skipped records call for, if any: [`RUN_FAILED`] for a simulated
-/// deadlock, [`ENVIRONMENT`] when pinning was impossible for a point in `gating_points`
-/// or for every one of the `pairs` (point, mode) pairs the run covered.
+/// deadlock, [`ENVIRONMENT`] when the machine refused a point (pinning impossible, or
+/// a native point the host cannot hold) in `gating_points` or every one of the
+/// `pairs` (point, mode) pairs the run covered.
 pub fn for_skips(
     skips: &[SkippedPoint],
     gating_points: &BTreeSet<u32>,
@@ -88,19 +103,20 @@ pub fn for_skips(
         return Some(RecordsVerdict {
             code: RUN_FAILED,
             lines: deadlocks,
+            all: false,
         });
     }
-    let pinned: BTreeSet<(u32, &str)> = of(SkipCause::Pinning)
-        .map(|s| (s.point, s.mode.as_str()))
-        .collect();
-    let all_pinning = pairs > 0 && pinned.len() == pairs;
-    let pinning: Vec<String> = of(SkipCause::Pinning)
+    let refused = || skips.iter().filter(|s| refused_by_environment(s));
+    let pinned: BTreeSet<(u32, &str)> = refused().map(|s| (s.point, s.mode.as_str())).collect();
+    let all_pinning = pairs > 0 && pinned.len() >= pairs;
+    let pinning: Vec<String> = refused()
         .filter(|s| all_pinning || gating_points.contains(&s.point))
         .map(line)
         .collect();
     (!pinning.is_empty()).then_some(RecordsVerdict {
         code: ENVIRONMENT,
         lines: pinning,
+        all: all_pinning,
     })
 }
 
@@ -249,5 +265,26 @@ mod tests {
         );
         let both = [skip(1, SkipCause::Pinning), skip(0, SkipCause::Deadlock)];
         assert_eq!(for_skips(&both, &gating, 4).unwrap().code, RUN_FAILED);
+    }
+
+    #[test]
+    fn a_native_point_the_host_cannot_hold_is_the_environment_a_simulated_one_is_not() {
+        let gating: BTreeSet<u32> = [1].into();
+        // `placement = [4095]` natively: "CPU 4095 is not on this machine".
+        let host = skip(1, SkipCause::Host);
+        let v = for_skips(std::slice::from_ref(&host), &gating, 4).unwrap();
+        assert_eq!((v.code, v.all), (ENVIRONMENT, false));
+        // Not read by a gating claim, but every point of the run refused.
+        let v = for_skips(&[skip(0, SkipCause::Host)], &BTreeSet::new(), 1).unwrap();
+        assert_eq!((v.code, v.all), (ENVIRONMENT, true));
+        assert_eq!(
+            for_skips(&[skip(0, SkipCause::Host)], &BTreeSet::new(), 2),
+            None
+        );
+        let sim = SkippedPoint {
+            mode: "sim".into(),
+            ..host
+        };
+        assert_eq!(for_skips(&[sim], &gating, 4), None);
     }
 }

@@ -48,6 +48,16 @@ fn main() {
             std::process::exit(code);
         }
     };
+    // A command that writes a results directory cleans up after Ctrl-C.
+    if matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Report { .. }
+            | Command::Reproduce { .. }
+            | Command::Merge { .. }
+    ) {
+        cmd::interrupt::install();
+    }
     let result = match cli.command {
         Command::Check {
             files,
@@ -89,8 +99,14 @@ fn main() {
             out,
             jobs,
             accept,
-        } => cmd::reproduce::run(&dir, out.as_deref(), jobs, accept.accept(), &argv),
-        Command::Merge { dirs, out, accept } => cmd::merge::run(&dirs, &out, accept.accept()),
+            force,
+        } => cmd::reproduce::run(&dir, out.as_deref(), force, jobs, accept.accept(), &argv),
+        Command::Merge {
+            dirs,
+            out,
+            accept,
+            force,
+        } => cmd::merge::run(&dirs, &out, force, accept.accept()),
         Command::Topo {
             measure,
             passes,

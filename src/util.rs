@@ -32,10 +32,15 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// `2026-11-29T23:05:00Z`
+/// `2026-11-29T23:05:00.123456Z`: to the microsecond, so that two runs started in
+/// the same second have different run ids (the id hashes the start time).
 pub fn utc_now() -> String {
-    let (y, mo, d, h, mi, s) = civil(now_secs());
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let (y, mo, d, h, mi, s) = civil(now.as_secs());
+    let us = now.subsec_micros();
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{us:06}Z")
 }
 
 /// `20261129-230500`, for run ids.

@@ -31,6 +31,7 @@ pub fn run(
             ))
         }
     };
+    let mut manifests = Vec::new();
     for d in std::iter::once(a).chain(b.iter().map(PathBuf::as_path)) {
         if !d.join("manifest.yaml").is_file() {
             return Err(Failure::new(
@@ -42,7 +43,48 @@ pub fn run(
             ));
         }
         // A manifest that does not read is bad input, before anything is loaded.
-        store::read_manifest(d).code(exit::INVALID_INPUT)?;
+        let m = store::read_manifest(d).code(exit::INVALID_INPUT)?;
+        // An interrupted run (or one still running) is compared by what it has not
+        // measured yet: refused, as `report` refuses it.
+        if m.status != "complete" {
+            return Err(Failure::new(
+                exit::INVALID_INPUT,
+                anyhow!(
+                    "{} is an incomplete run (status `{}`); finish it with `locklab run --resume {}` (or `locklab report {}` if its records are all there), then compare",
+                    d.display(),
+                    m.status,
+                    d.display(),
+                    d.display()
+                ),
+            ));
+        }
+        manifests.push(m);
+    }
+    if opts.sim_vs_native {
+        use locklab_model::plan::Mode;
+        let why = if !manifests[0].modes.contains(&Mode::Sim) {
+            Some(format!("{} has no simulated points", a.display()))
+        } else if !manifests[1..]
+            .iter()
+            .any(|m| m.modes.contains(&Mode::Native))
+        {
+            Some(if b.len() == 1 && b[0] == a {
+                format!(
+                    "{} has no native points; name native runs of the experiment after it",
+                    a.display()
+                )
+            } else {
+                "none of the native directories has native points".to_string()
+            })
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(Failure::new(
+                exit::INVALID_INPUT,
+                anyhow!("nothing to compare: {why} (--sim-vs-native compares simulated points with native ones)"),
+            ));
+        }
     }
     let cmp = compare_pooled(a, &b, &opts).map_err(|e| {
         // Points of different plans do not measure the same thing: bad input.
@@ -54,6 +96,17 @@ pub fn run(
         };
         Failure::new(code, e)
     })?;
+    if cmp.rows.is_empty() {
+        let why = if cmp.warnings.is_empty() {
+            "no point has a value in both".to_string()
+        } else {
+            cmp.warnings.join("; ")
+        };
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!("nothing to compare: {why}"),
+        ));
+    }
     match format {
         Format::Text => print!("{}", cmp.table()),
         // The table's rows, each estimate as value, interval and repetitions

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod docs;
+pub mod interrupt;
 pub mod latest;
 pub mod merge;
 pub mod out_dir;
@@ -22,9 +23,11 @@ use locklab_dsl::{FsLoader, LoadOptions};
 use locklab_model::plan::{Mode, Plan};
 use std::path::Path;
 
-/// `--set axis=v1,v2` → ("axis", "v1,v2").
+/// `--set axis=v1,v2` → ("axis", "v1,v2"). An axis set twice is refused: which
+/// values were meant?
 pub fn parse_overrides(set: &[String]) -> Result<Vec<(String, String)>> {
-    set.iter()
+    let parsed: Vec<(String, String)> = set
+        .iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
                 Ok((k.trim().to_string(), v.trim().to_string()))
@@ -34,7 +37,18 @@ pub fn parse_overrides(set: &[String]) -> Result<Vec<(String, String)>> {
                 anyhow!("--set expects AXIS=VALUES, got {s:?}"),
             )),
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    for (i, (k, v)) in parsed.iter().enumerate() {
+        if let Some((_, first)) = parsed[..i].iter().find(|(k0, _)| k0 == k) {
+            return Err(Failure::new(
+                exit::INVALID_INPUT,
+                anyhow!(
+                    "--set {k} is given twice ({k}={first} and {k}={v}); give its values once: --set {k}={first},{v}"
+                ),
+            ));
+        }
+    }
+    Ok(parsed)
 }
 
 /// The quick-start experiment, built in so that `locklab run` works anywhere.

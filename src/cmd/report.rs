@@ -10,16 +10,10 @@ use locklab_analysis::store::{self, ResultsWriter};
 use std::path::Path;
 
 pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
-    if !dir.join(store::MANIFEST_FILE).is_file() {
-        return Err(Failure::new(
-            exit::INVALID_INPUT,
-            anyhow!(
-                "{} is not a results directory (no manifest.yaml)",
-                dir.display()
-            ),
-        ));
-    }
+    // Held until the process ends: no other locklab writes there meanwhile.
+    let _lock = super::run::open_results(dir)?;
     let m = store::read_manifest(dir).code(exit::INVALID_INPUT)?;
+    super::run::refuse_an_interrupted_merge(dir, &m)?;
     if let Some((i, n)) = m.shard {
         return Err(Failure::new(
             exit::INVALID_INPUT,
@@ -52,5 +46,6 @@ pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
         let (writer, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
         writer.write_tables(&m).code(exit::RUN_FAILED)?;
     }
+    let _interrupt = super::interrupt::watch(dir);
     super::run::finish(dir, true, accept)
 }

@@ -17,22 +17,22 @@ use std::path::Path;
 pub fn run(
     dir: &Path,
     out: Option<&Path>,
+    force: bool,
     jobs: Option<usize>,
     accept: Accept,
     argv: &[String],
 ) -> Result<i32> {
-    let text = std::fs::read_to_string(dir.join("manifest.yaml")).map_err(|e| {
-        Failure::new(
+    if !dir.join(locklab_analysis::store::MANIFEST_FILE).is_file() {
+        return Err(Failure::new(
             exit::INVALID_INPUT,
-            anyhow!("{}: cannot read manifest.yaml: {e}", dir.display()),
-        )
-    })?;
-    let old: Manifest = serde_yaml::from_str(&text).map_err(|e| {
-        Failure::new(
-            exit::INVALID_INPUT,
-            anyhow!("{}: manifest.yaml is not valid: {e}", dir.display()),
-        )
-    })?;
+            anyhow!(
+                "{} is not a results directory (no manifest.yaml)",
+                dir.display()
+            ),
+        ));
+    }
+    let old: Manifest = locklab_analysis::store::read_manifest(dir).code(exit::INVALID_INPUT)?;
+    refuse_an_incomplete_run(dir, &old)?;
 
     for src in &old.sources {
         match std::fs::read(&src.path) {
@@ -61,9 +61,25 @@ pub fn run(
         );
     }
 
-    let new_dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join(format!("reproduce-{}", util::stamp_now())));
+    // The new run's directory: `--out` as `run` takes it (and never DIR itself), else
+    // a new `DIR/reproduce-<stamp>`. Locked until the process ends.
+    let (new_dir, _lock, created) = match out {
+        Some(out) => {
+            super::out_dir::refuse_inputs(out, [dir])?;
+            let created = !out.exists();
+            (
+                out.to_path_buf(),
+                super::out_dir::claim(out, force)?,
+                created,
+            )
+        }
+        None => {
+            let (d, lock) =
+                super::out_dir::create_unique(dir, &format!("reproduce-{}", util::stamp_now()))?;
+            (d, lock, true)
+        }
+    };
+    let _interrupt = super::interrupt::watch(&new_dir);
     let mut manifest = super::run::new_manifest(
         old.plan.clone(),
         old.modes.clone(),
@@ -83,7 +99,13 @@ pub fn run(
         false,
         accept,
         crate::cli::Format::Text,
-    )?;
+    )
+    .inspect_err(|_| {
+        // A reproduction that could not run leaves nothing behind it made.
+        if created {
+            let _ = std::fs::remove_dir_all(&new_dir);
+        }
+    })?;
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {
@@ -116,4 +138,36 @@ pub fn run(
     }
     println!("reproduction: {}", new_dir.display());
     Ok(if ok { code } else { exit::CLAIM_FAILED })
+}
+
+/// Only a complete run is reproduced: the records of an interrupted one (or one
+/// whose `parts/` is gone) are not there to compare with, and every difference
+/// would be blamed on the simulator.
+fn refuse_an_incomplete_run(dir: &Path, m: &Manifest) -> Result<()> {
+    let expected = super::run::jobs_for(&m.plan, &m.modes, m.shard);
+    let finished = locklab_analysis::store::finished_records(dir).code(exit::INVALID_INPUT)?;
+    let have = expected
+        .iter()
+        .filter(|j| finished.contains(&(j.point as u32, j.mode, j.rep)))
+        .count();
+    if m.status == "complete" && have == expected.len() {
+        return Ok(());
+    }
+    let what = if m.status == "complete" {
+        format!(
+            "its status is `complete`, but parts/ holds {have} of its {} records, which reproduce compares with",
+            expected.len()
+        )
+    } else {
+        format!(
+            "an incomplete run ({have} of {} records, status `{}`); finish it with `locklab run --resume {}`, then reproduce it",
+            expected.len(),
+            m.status,
+            dir.display()
+        )
+    };
+    Err(Failure::new(
+        exit::INVALID_INPUT,
+        anyhow!("cannot reproduce {}: {what}", dir.display()),
+    ))
 }

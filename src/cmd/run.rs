@@ -26,17 +26,31 @@ pub struct Job {
 }
 
 pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
-    let (manifest, dir, done) = match &args.resume {
+    // Held until the process ends: no other locklab writes into the directory
+    // meanwhile.
+    let (manifest, dir, done, _lock) = match &args.resume {
         Some(dir) => {
+            let lock = open_results(dir)?;
             let manifest = store::read_manifest(dir).code(exit::INVALID_INPUT)?;
+            refuse_an_interrupted_merge(dir, &manifest)?;
             refuse_a_different_run(args, dir, &manifest)?;
-            let done = store::finished_records(dir).code(exit::INVALID_INPUT)?;
+            let expected: BTreeSet<store::RecordKey> =
+                jobs_for(&manifest.plan, &manifest.modes, manifest.shard)
+                    .iter()
+                    .map(|j| (j.point as u32, j.mode, j.rep))
+                    .collect();
+            let store::CheckedParts { done, removed } =
+                store::check_parts(dir, &expected).code(exit::RUN_FAILED)?;
+            for (path, why) in &removed {
+                eprintln!("warning: removed {}: {why}", path.display());
+            }
             eprintln!(
-                "resuming {}: {} records already done",
+                "resuming {}: {} of {} records already done",
                 dir.display(),
-                done.len()
+                done.len(),
+                expected.len()
             );
-            (manifest, dir.clone(), done)
+            (manifest, dir.clone(), done, lock)
         }
         None => {
             let overrides = super::parse_overrides(&args.load.set)?;
@@ -61,11 +75,17 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
                 ));
             }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
-            let dir = args.out.clone().unwrap_or_else(|| default_dir(&manifest));
-            super::out_dir::claim(&dir, args.force)?;
-            (manifest, dir, BTreeSet::new())
+            let (dir, lock) = match &args.out {
+                Some(dir) => (dir.clone(), super::out_dir::claim(dir, args.force)?),
+                None => {
+                    let (parent, name) = default_dir(&manifest);
+                    super::out_dir::create_unique(&parent, &name)?
+                }
+            };
+            (manifest, dir, BTreeSet::new(), lock)
         }
     };
+    let _interrupt = super::interrupt::watch(&dir);
     let accept = args.accept.accept();
     execute(
         manifest,
@@ -76,6 +96,43 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
         accept,
         args.format,
     )
+}
+
+/// Lock an existing results directory for writing: exit 2 when it is not one (no
+/// manifest) or another locklab is writing there.
+pub fn open_results(dir: &Path) -> Result<super::out_dir::DirLock> {
+    if !dir.join(store::MANIFEST_FILE).is_file() {
+        return Err(Failure::new(
+            exit::INVALID_INPUT,
+            anyhow!(
+                "{} is not a results directory (no manifest.yaml)",
+                dir.display()
+            ),
+        ));
+    }
+    super::out_dir::lock(dir)
+}
+
+/// A merge that was cut short is finished by merging again, not by resuming or
+/// reporting: its shards hold the records.
+pub fn refuse_an_interrupted_merge(dir: &Path, m: &Manifest) -> Result<()> {
+    if m.status != store::MERGING {
+        return Ok(());
+    }
+    let shards: Vec<String> = m
+        .shards
+        .iter()
+        .map(|s| super::slurm::shell_quote(&s.dir))
+        .collect();
+    Err(Failure::new(
+        exit::INVALID_INPUT,
+        anyhow!(
+            "{0} is a merge that did not finish (status `{1}`); merge again over it: `locklab merge {2} --out {0} --force`",
+            dir.display(),
+            m.status,
+            if shards.is_empty() { "SHARD_DIR...".to_string() } else { shards.join(" ") }
+        ),
+    ))
 }
 
 /// `--resume DIR` continues the run the manifest describes. A file, `--quick`,
@@ -231,7 +288,7 @@ pub fn execute(
             progress.suspend(|| eprintln!("{line}"));
             skipped.lock().unwrap().push(line);
         }
-        if let Err(e) = writer.lock().unwrap().write(rec) {
+        if let Err(e) = super::interrupt::uninterrupted(|| writer.lock().unwrap().write(rec)) {
             write_error.lock().unwrap().get_or_insert(e.into());
         }
         progress.inc(1);
@@ -314,10 +371,20 @@ pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
 /// [`finish`], printing the outcome as `format` asks.
 pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
     let written = (|| -> locklab_analysis::Result<_> {
-        // Every record is written: the run is complete, and its report says so (a
-        // failure to write the claims or the report marks it failed below).
-        store::set_status(dir, "complete")?;
-        let results = store::load_results(dir)?;
+        // Rewriting the claims and the report of a complete run: until they are all
+        // written again, it is not complete (an interruption leaves `running`, which
+        // `report` finishes). The finish time of the run is kept.
+        let mut m = store::read_manifest(dir)?;
+        if m.status != "running" {
+            m.status = "running".into();
+            store::write_manifest(dir, &m)?;
+        }
+        let mut results = store::load_results(dir)?;
+        // The report shows the manifest as it will be once everything is written.
+        results.manifest.status = "complete".into();
+        let finished =
+            (results.manifest.finished_utc.clone()).unwrap_or_else(locklab_analysis::now_utc);
+        results.manifest.finished_utc = Some(finished);
         let claims = locklab_analysis::claims::evaluate(&results.manifest.plan, &results);
         let index = if report {
             let summary = locklab_analysis::report::build_report_with(&results, claims.clone())?;
@@ -326,6 +393,8 @@ pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Re
             locklab_analysis::claims::write_claims_json(dir, &claims)?;
             None
         };
+        // Last: the records, tables, claims and report are all written.
+        store::write_manifest(dir, &results.manifest)?;
         Ok((results, claims, index))
     })();
     let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
@@ -376,12 +445,6 @@ fn exit_code(
     accept: Accept,
 ) -> Result<i32> {
     let by_claims = exit::for_claims(claims, accept);
-    if by_claims == exit::UNDECIDED {
-        eprintln!(
-            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
-            exit::UNDECIDED
-        );
-    }
     let skips = locklab_analysis::pipeline::skipped_points(results).code(exit::RUN_FAILED)?;
     let gating: BTreeSet<u32> = results
         .manifest
@@ -409,7 +472,25 @@ fn exit_code(
         for line in &v.lines {
             eprintln!("error: {what}: {line}");
         }
+        // The last line says what the exit code means.
+        if v.code == exit::ENVIRONMENT {
+            eprintln!(
+                "environment refused: this machine cannot pin {} (exit {})",
+                if v.all {
+                    "any point of the run"
+                } else {
+                    "the points a gating claim reads"
+                },
+                exit::ENVIRONMENT
+            );
+        }
         return Ok(v.code);
+    }
+    if by_claims == exit::UNDECIDED {
+        eprintln!(
+            "undecided: a gating claim is inconclusive, skipped or over noise-flagged points (exit {}; --accept-undecided accepts it)",
+            exit::UNDECIDED
+        );
     }
     Ok(by_claims)
 }
@@ -505,14 +586,16 @@ pub fn new_manifest(
     }
 }
 
-/// `results/<experiment>/<yyyymmdd-hhmmss>-<plan hash>`
-fn default_dir(m: &Manifest) -> PathBuf {
+/// `results/<experiment>` and `<yyyymmdd-hhmmss>-<plan hash>`: where a run goes
+/// without `--out` (with `-2`, `-3`, ... when that exists: [`super::out_dir::create_unique`]).
+fn default_dir(m: &Manifest) -> (PathBuf, String) {
     let plan_json = serde_json::to_vec(&m.plan).unwrap_or_default();
     let hash = Sha256::digest(&plan_json);
     let short: String = hash.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    PathBuf::from("results")
-        .join(&m.plan.experiment)
-        .join(format!("{}-{short}", util::stamp_now()))
+    (
+        PathBuf::from("results").join(&m.plan.experiment),
+        format!("{}-{short}", util::stamp_now()),
+    )
 }
 
 fn progress_bar(len: u64) -> ProgressBar {

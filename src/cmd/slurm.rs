@@ -136,8 +136,10 @@ fn script(
     let shard_dirs: Vec<String> = (1..=shards)
         .map(|i| quote_path(&job.base.join(format!("shard-{i}"))))
         .collect();
+    // The merged directory is made from the shards alone: a merge job run again (or
+    // one that was cut short) replaces it.
     let merge = format!(
-        "{} merge {} --out {}",
+        "{} merge {} --out {} --force",
         quote_path(&job.exe),
         shard_dirs.join(" "),
         quote_path(&job.base.join("merged"))
@@ -152,8 +154,9 @@ fn script(
 # Outside a job, the script submits itself as the array (one task per shard), then
 # the merge as a job that starts once every shard has succeeded; it prints both
 # job ids. Inside the array, task i runs shard i; a failed task can be re-run
-# alone (sharding is deterministic). Logs go to the `logs` directory beside the
-# shards; the merged results to `merged`.
+# alone (sharding is deterministic): it resumes its shard where it stopped, or does
+# nothing if the shard is complete. Logs go to the `logs` directory beside the
+# shards; the merged results to `merged` (a merge run again replaces it).
 #SBATCH --job-name=locklab-{name}
 #SBATCH --array=1-{shards}
 #SBATCH --exclusive
@@ -173,7 +176,15 @@ if [ -z "${{SLURM_ARRAY_TASK_ID:-}}" ]; then
   echo "results: $BASE/merged"
   exit 0
 fi
-exec "$LOCKLAB" run {file}{run_args} --shard "$SLURM_ARRAY_TASK_ID/{shards}" --out "$BASE/shard-$SLURM_ARRAY_TASK_ID"
+SHARD="$BASE/shard-$SLURM_ARRAY_TASK_ID"
+if [ -f "$SHARD/manifest.yaml" ]; then
+  if grep -Eq "^status: [\"']?complete[\"']?\$" "$SHARD/manifest.yaml"; then
+    echo "shard $SLURM_ARRAY_TASK_ID/{shards} is complete: $SHARD"
+    exit 0
+  fi
+  exec "$LOCKLAB" run --resume "$SHARD"
+fi
+exec "$LOCKLAB" run {file}{run_args} --shard "$SLURM_ARRAY_TASK_ID/{shards}" --out "$SHARD"
 "#,
         points = plan.points.len(),
         exe = quote_path(&job.exe),

@@ -96,6 +96,50 @@ fn pinning_impossible_for_the_gating_points_is_the_environment() {
     assert!(text.contains("pinning impossible"), "{text}");
 }
 
+/// A placement on a CPU this machine does not have: the point is skipped, and the
+/// environment refused it (4), whether a gating claim reads it or it is every point
+/// of the run. The skipped point is not called noisy, and the last line says 4.
+#[test]
+fn a_native_point_this_machine_cannot_pin_is_the_environment() {
+    let _m = machine();
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = |claim: &str| {
+        format!(
+            "topology box {{ sockets = 1, cores = 4, transfer {{ llc = 40ns }} }}
+experiment e {{
+  topology = box
+  workload = single {{ critical = 100ns }}
+  placement = [4095]
+  sweep {{ lock = [mcs], threads = [1] }}
+  run {{ modes = [native], duration = 5ms }}
+  {claim}
+}}
+"
+        )
+    };
+    for (name, claim) in [("gating", "expect throughput_ops_s > 1"), ("none", "")] {
+        let file = tmp.path().join(format!("{name}.lab"));
+        std::fs::write(&file, lab(claim)).unwrap();
+        let out = tmp.path().join(name);
+        let o = locklab()
+            .args(["run", "--no-report", "--out"])
+            .arg(&out)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(4), "{name}: {err}");
+        assert!(err.contains("CPU 4095 is not on this machine"), "{err}");
+        assert!(!err.contains("noise gate"), "{name}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.contains("exit 4"), "{name}: last line {last:?}");
+        assert!(!err.contains("exit 5"), "{name}: {err}");
+        // `report` judges the stored results the same way.
+        let o = locklab().arg("report").arg(&out).output().unwrap();
+        assert_eq!(o.status.code(), Some(4), "{name}: {}", stderr(&o));
+    }
+}
+
 /// No shipped lock or workload deadlocks in simulation (the engine's detection of a
 /// deadlock is tested in the runner), so this writes the record the simulator writes
 /// when every simulated thread waits on a line no one will write: the point skipped

@@ -7,6 +7,7 @@ mod exit_codes;
 mod experiments;
 mod hostile;
 mod notebooks;
+mod results_dirs;
 mod slurm;
 mod topo;
 

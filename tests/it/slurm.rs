@@ -115,19 +115,49 @@ fn the_slurm_script_submits_itself_and_its_shards_merge() {
         assert!(stdout(&out).contains("claims are evaluated by merge"));
         assert!(base.join(format!("shard-{i}/points.parquet")).is_file());
     }
-    // The merge job runs the wrapped command through sh.
-    let out = Command::new("sh")
-        .args(["-c", &wrap])
-        .current_dir(t)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
+    // A task run again: a complete shard is left as it is; an interrupted one is
+    // resumed.
+    let out = bash(Some(1));
+    assert_eq!(out.status.code(), Some(0), "again: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("shard 1/2 is complete"),
+        "{}",
+        stdout(&out)
     );
+    let two = base.join("shard-2");
+    let part = std::fs::read_dir(two.join("parts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .min()
+        .unwrap();
+    std::fs::remove_file(part).unwrap();
+    std::fs::remove_file(two.join("points.parquet")).unwrap();
+    let m = std::fs::read_to_string(two.join("manifest.yaml")).unwrap();
+    std::fs::write(
+        two.join("manifest.yaml"),
+        m.replace("status: complete", "status: interrupted"),
+    )
+    .unwrap();
+    let out = bash(Some(2));
+    assert_eq!(out.status.code(), Some(0), "resumed: {}", stderr(&out));
+    assert!(stderr(&out).contains("resuming"), "{}", stderr(&out));
+    assert!(two.join("points.parquet").is_file());
+    // The merge job runs the wrapped command through sh; run again, it replaces
+    // its own result.
+    for _ in 0..2 {
+        let out = Command::new("sh")
+            .args(["-c", &wrap])
+            .current_dir(t)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
     let merged = std::fs::read_to_string(base.join("merged/manifest.yaml")).unwrap();
     assert!(merged.contains("status: complete"), "{merged}");
     assert_eq!(

@@ -70,6 +70,7 @@ pub(super) fn evaluate(r: &mut Reading, band: &Band) -> Res<Outcome> {
         strict,
     } = *band;
     let node = r.expr(expr)?;
+    r.finite(expr, &node)?;
     let est = r.estimate(&node);
     let (mut verdict, mut why) = verdict(&est, lo, hi, strict);
     // A maximum from a wait cut off by the window's end is a lower bound: the true

@@ -71,6 +71,9 @@ pub(super) fn evaluate(r: &mut Reading, order: &Order) -> Res<Outcome> {
         return Err(Why::Error("an ordering needs at least two terms".into()));
     }
     let nodes: Vec<Node> = exprs.iter().map(|e| r.expr(e)).collect::<Res<_>>()?;
+    for (e, n) in exprs.iter().zip(&nodes) {
+        r.finite(e, n)?;
+    }
     let k = nodes.len();
     let gap = |a: f64, b: f64| match op {
         OrderOp::Less => rel_gap(a, b),

@@ -47,10 +47,51 @@ pub(super) fn eval(node: &Node, m: &[f64]) -> f64 {
                 BinOp::Add => a + b,
                 BinOp::Sub => a - b,
                 BinOp::Mul => a * b,
+                // Never ±inf from a zero divisor: no value, like 0 / 0
+                // ([`Reading::finite`] says why).
+                BinOp::Div if b == 0.0 => f64::NAN,
                 BinOp::Div => a / b,
             }
         }
     }
+}
+
+/// The first arithmetic step of `n` (whose expression is `e`, where known) that
+/// divides by zero or makes a number that is not finite of finite ones, on the
+/// medians `m`: why, in words.
+fn not_finite(e: Option<&Expr>, n: &Node, m: &[f64]) -> Option<String> {
+    let Node::Bin(op, a, b) = n else {
+        return None;
+    };
+    let (ea, eb) = match e {
+        Some(Expr::Binary { lhs, rhs, .. }) => (Some(&**lhs), Some(&**rhs)),
+        _ => (None, None),
+    };
+    if let Some(why) = not_finite(ea, a, m).or_else(|| not_finite(eb, b, m)) {
+        return Some(why);
+    }
+    let (x, y) = (eval(a, m), eval(b, m));
+    if *op == BinOp::Div && y == 0.0 {
+        let divisor = match (e, eb) {
+            (_, Some(rhs)) => format!("{} is 0", expr_label(rhs)),
+            (Some(Expr::Metric(r)), _) => format!(
+                "the throughput of the baseline {} is 0",
+                r.baseline.as_deref().unwrap_or("point")
+            ),
+            _ => "the divisor is 0".into(),
+        };
+        return Some(format!("division by zero: {divisor}"));
+    }
+    let v = eval(n, m);
+    (x.is_finite() && y.is_finite() && !v.is_finite()).then(|| {
+        format!(
+            "not a finite number: {} {} {} = {}",
+            fmt_num(x),
+            bin_sym(*op),
+            fmt_num(y),
+            fmt_num(v)
+        )
+    })
 }
 
 /// True when the reference's selection names its `mode`: it is read in that mode
@@ -284,6 +325,21 @@ impl<'c, 'a> Reading<'c, 'a> {
         };
         self.terms.push((label, node.clone()));
         Ok(node)
+    }
+
+    /// An error where the arithmetic of `e` (read as `node`) has no finite value on
+    /// the medians: a division by zero, or an overflow. (An infinite metric, the
+    /// `max_min` of a starved thread, is a value, and so is what follows from it.)
+    pub(super) fn finite(&self, e: &Expr, node: &Node) -> Res<()> {
+        let medians: Vec<f64> = self
+            .sets
+            .iter()
+            .map(|s| stats::median_ci(s).value)
+            .collect();
+        match not_finite(Some(e), node, &medians) {
+            Some(why) => Err(Why::Error(format!("{}: {why}", expr_label(e)))),
+            None => Ok(()),
+        }
     }
 
     /// The fewest repetitions with a value behind any set read (0: none read).

@@ -5,7 +5,7 @@ use super::terms::{eval, Node, Reading, Res, Why};
 use super::{Outcome, Verdict};
 use crate::stats;
 use crate::util::fmt_num;
-use locklab_model::plan::{MetricRef, Target, TrendDirection, TrendSeries, TrendStep};
+use locklab_model::plan::{Expr, MetricRef, Target, TrendDirection, TrendSeries, TrendStep};
 use locklab_model::select;
 
 /// A trend claim.
@@ -70,6 +70,7 @@ pub(super) fn evaluate(r: &mut Reading, trend: &Trend) -> Res<Outcome> {
     for step in &steps {
         match r.metric(&step.metric) {
             Ok(n) => {
+                r.finite(&Expr::Metric(step.metric.clone()), &n)?;
                 nodes.push(n);
                 used.push(step.value.label());
             }

@@ -411,13 +411,20 @@ pub fn lower_bound_maxima(results: &Results) -> Result<Vec<(String, String, Vec<
 /// Noise-gate flags: (`point_id`, `mode`, `rep`, `noise`) of each flagged
 /// repetition.
 pub fn noise_flags(results: &Results) -> Result<Vec<(String, String, u32, String)>> {
+    // A skipped repetition never reached the gate: it was not run, not disturbed.
+    let ran = if schema_of(&results.points, "points")?.contains("skipped") {
+        col("skipped").is_null()
+    } else {
+        lit(true)
+    };
     let df = results
         .points
         .clone()
         .filter(
             col("noise")
                 .neq(lit("ok"))
-                .and(col("noise").neq(lit("sim"))),
+                .and(col("noise").neq(lit("sim")))
+                .and(ran),
         )
         .select([col("point_id"), col("mode"), col("rep"), col("noise")])
         .sort(["point_id", "mode", "rep"], SortMultipleOptions::default())

@@ -58,7 +58,7 @@ impl Results {
 pub fn load_results(dir: &Path) -> Result<Results> {
     let manifest = read_manifest(dir)?;
     if dir.join(POINTS_FILE).exists() {
-        let table = |file: &str| upgrade(scan(&dir.join(file))?, &manifest);
+        let table = |file: &str| upgrade(scan(&dir.join(file))?, &dir.join(file), &manifest);
         return Ok(Results {
             dir: dir.to_path_buf(),
             points: table(POINTS_FILE)?,
@@ -80,11 +80,12 @@ pub fn load_results(dir: &Path) -> Result<Results> {
 /// A table written before layout 2 (no `run_id` column) read as layout 2: the run's
 /// columns from the manifest, NaN (which marked values that do not apply) as null.
 /// Readers then meet one layout whatever wrote the file.
-fn upgrade(lf: LazyFrame, manifest: &Manifest) -> Result<LazyFrame> {
+fn upgrade(lf: LazyFrame, path: &Path, manifest: &Manifest) -> Result<LazyFrame> {
     let mut lf = lf;
+    // A damaged file (cut short, overwritten) fails here: name it.
     let schema = lf
         .collect_schema()
-        .map_err(Error::polars("read a table's schema"))?;
+        .map_err(Error::polars(format!("read {}", path.display())))?;
     if schema.contains("run_id") {
         return Ok(lf);
     }

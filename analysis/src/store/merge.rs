@@ -2,7 +2,7 @@
 //! complete set of one run's shards ([`check_shards`]).
 
 use super::parts::{list_parts, part_name};
-use super::{load_results, read_manifest, write_manifest, Tables, PARTS_DIR};
+use super::{load_results, read_manifest, write_manifest, Tables, MERGING, PARTS_DIR};
 use crate::error::{Error, Result};
 use crate::util;
 use locklab_model::manifest::{Manifest, ShardRun};
@@ -176,13 +176,15 @@ fn record_keys(points: &DataFrame) -> Result<Vec<(u32, String, u32)>> {
 }
 
 /// Merge the complete shards of one run ([`check_shards`]) into `out`; the merged
-/// manifest records where and when each shard ran, and says `running` until the
-/// caller has written its claims and report. Returns the number of records.
+/// manifest records where and when each shard ran. It is written first, saying
+/// [`MERGING`] until the records and tables are all in `out` (an interrupted merge
+/// is recognisably one, and is merged again), then `running` until the caller has
+/// written its claims and report. Returns the number of records.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
     let shards = check_shards(dirs)?.map_err(|p| Error::Results(p.to_string()))?;
     let mut manifest = shards[0].clone();
     manifest.shard = None;
-    manifest.status = "running".into();
+    manifest.status = MERGING.into();
     manifest.finished_utc = None;
     manifest.started_utc = shards
         .iter()
@@ -249,6 +251,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
         );
     }
     util::create_dir(out)?;
+    write_manifest(out, &manifest)?;
     let parts_out = out.join(PARTS_DIR);
     for d in dirs {
         for (key, path) in list_parts(&d.join(PARTS_DIR))? {
@@ -277,6 +280,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<usize> {
         handoffs: sort_keys(handoffs, &["point", "mode", "rep", "from_node", "to_node"])?,
     };
     tables.write(out)?;
+    manifest.status = "running".into();
     write_manifest(out, &manifest)?;
     Ok(seen.len())
 }

@@ -54,7 +54,8 @@ pub(crate) use merge::stack;
 pub use merge::{check_shards, merge, plan_fingerprint, ShardProblem};
 pub use parquet::write_parquet;
 pub use parts::{
-    finished_records, read_manifest, read_parts, set_status, write_manifest, ResultsWriter,
+    check_parts, finished_records, read_manifest, read_parts, set_status, write_manifest,
+    CheckedParts, ResultsWriter,
 };
 pub use tables::{axis_columns, AxisColumn, Tables};
 
@@ -76,6 +77,9 @@ pub const PARTS_DIR: &str = "parts";
 pub const POINTS_FILE: &str = "points.parquet";
 pub const THREADS_FILE: &str = "threads.parquet";
 pub const HANDOFFS_FILE: &str = "handoffs.parquet";
+/// The status of a merged directory until its records and tables are all written:
+/// an interrupted merge is finished by merging again (`merge --force`).
+pub const MERGING: &str = "merging";
 
 /// Identity of one record: (point index, mode, repetition).
 pub type RecordKey = (u32, Mode, u32);

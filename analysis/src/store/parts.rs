@@ -4,7 +4,7 @@
 use super::{RecordKey, Tables, MANIFEST_FILE, PARTS_DIR};
 use crate::error::{Error, Result};
 use crate::util::{self, write_atomic};
-use locklab_model::manifest::Manifest;
+use locklab_model::manifest::{Manifest, MANIFEST_SCHEMA_VERSION};
 use locklab_model::plan::Mode;
 use locklab_model::records::RunRecord;
 use std::collections::BTreeSet;
@@ -187,10 +187,70 @@ pub fn read_parts(dir: &Path) -> Result<Vec<RunRecord>> {
         .collect()
 }
 
+/// Read `manifest.yaml`. A manifest of a newer layout than this locklab knows
+/// ([`MANIFEST_SCHEMA_VERSION`]) is refused: what it says may mean something else.
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join(MANIFEST_FILE);
     let text = util::read_to_string(&path)?;
-    serde_yaml::from_str(&text).map_err(|source| Error::Yaml { path, source })
+    let m: Manifest = serde_yaml::from_str(&text).map_err(|source| Error::Yaml {
+        path: path.clone(),
+        source,
+    })?;
+    if m.schema_version > MANIFEST_SCHEMA_VERSION {
+        return Err(Error::Results(format!(
+            "{} has schema_version {}, and this locklab reads manifests up to version {MANIFEST_SCHEMA_VERSION}; use a newer locklab",
+            path.display(),
+            m.schema_version
+        )));
+    }
+    Ok(m)
+}
+
+/// Check the part files of a results directory before a run resumes there: the
+/// keys of the records that are whole and belong to the run (`expected`), and the
+/// part files removed, each with why: one cut short or damaged (it does not parse,
+/// or holds another record than its name says) or of a record the run does not
+/// have. Their records then run again.
+pub fn check_parts(dir: &Path, expected: &BTreeSet<RecordKey>) -> Result<CheckedParts> {
+    let mut done = BTreeSet::new();
+    let mut removed = Vec::new();
+    for (key, path) in list_parts(&dir.join(PARTS_DIR))? {
+        let why = if !expected.contains(&key) {
+            Some("not a record of this run".to_string())
+        } else {
+            match util::read_to_string(&path).and_then(|t| {
+                serde_yaml::from_str::<RunRecord>(&t).map_err(|source| Error::Yaml {
+                    path: path.clone(),
+                    source,
+                })
+            }) {
+                Ok(rec) if (rec.point.point, rec.point.mode, rec.point.rep) == key => None,
+                Ok(_) => Some(
+                    "it holds another record than its name says; the record runs again".to_string(),
+                ),
+                Err(e) => Some(format!("damaged ({e}); the record runs again")),
+            }
+        };
+        match why {
+            None => {
+                done.insert(key);
+            }
+            Some(why) => {
+                fs::remove_file(&path).map_err(Error::io("remove", &path))?;
+                removed.push((path, why));
+            }
+        }
+    }
+    Ok(CheckedParts { done, removed })
+}
+
+/// What [`check_parts`] found.
+#[derive(Debug, Clone, Default)]
+pub struct CheckedParts {
+    /// The records that are whole and belong to the run.
+    pub done: BTreeSet<RecordKey>,
+    /// The part files removed, each with why.
+    pub removed: Vec<(PathBuf, String)>,
 }
 
 pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<()> {

@@ -818,3 +818,67 @@ fn a_maximum_that_is_a_lower_bound_decides_only_what_it_can() {
     assert_eq!(one(&r, "above").verdict, Verdict::Pass);
     assert_eq!(one(&r, "not_yet").verdict, Verdict::Inconclusive);
 }
+
+/// A claim whose arithmetic divides by zero has no value: `error`, as `0 / 0` is,
+/// never a verdict on an infinity (`x / 0 > 1` failing, `1 / (x / 0) < 1` passing).
+#[test]
+fn a_division_by_zero_is_an_error_not_a_verdict_on_infinity() {
+    let tp = || {
+        metric(mref(
+            "throughput_ops_s",
+            &[("lock", s("stock")), ("threads", Value::Int(16))],
+            None,
+        ))
+    };
+    let bin = |op: BinOp, lhs: Expr, rhs: Expr| Expr::Binary {
+        op,
+        lhs: Box::new(lhs),
+        rhs: Box::new(rhs),
+    };
+    let zero = || bin(BinOp::Sub, tp(), tp());
+    let band = |expr: Expr, lo: f64, hi: f64| ClaimKind::Band {
+        expr,
+        lo,
+        hi,
+        strict: true,
+    };
+    let inf = f64::INFINITY;
+    let r = run(vec![
+        ("over", band(bin(BinOp::Div, tp(), zero()), 1.0, inf)),
+        (
+            "inverse",
+            band(
+                bin(
+                    BinOp::Div,
+                    Expr::Const { value: 1.0 },
+                    bin(BinOp::Div, tp(), zero()),
+                ),
+                -inf,
+                1.0,
+            ),
+        ),
+        (
+            "minus",
+            band(
+                bin(
+                    BinOp::Sub,
+                    Expr::Const { value: 0.0 },
+                    bin(BinOp::Div, tp(), Expr::Const { value: 0.0 }),
+                ),
+                -inf,
+                1.0,
+            ),
+        ),
+        ("fine", band(bin(BinOp::Div, tp(), tp()), 0.5, 1.5)),
+    ]);
+    for id in ["over", "inverse", "minus"] {
+        let c = one(&r, id);
+        assert_eq!(c.verdict, Verdict::Error, "{id}: {c:?}");
+        assert!(c.detail.contains("division by zero"), "{id}: {}", c.detail);
+        assert!(
+            c.measured.is_none_or(|m| m.value.is_finite()),
+            "{id}: {c:?}"
+        );
+    }
+    assert_eq!(one(&r, "fine").verdict, Verdict::Pass);
+}

@@ -116,6 +116,15 @@ pub struct Costs {
     /// Every simulated memory-operation latency and work duration is drawn uniformly
     /// within ± this many parts per million of its nominal value (0: none).
     pub jitter_ppm: u32,
+    /// `work_carry`: a `work` makes up its drawn error at its thread's next `work`,
+    /// as the native work loop does, so that a thread's time in work never strays
+    /// more than the jitter from the nominal total (docs/simulator.md, "Timing
+    /// variation"). `topo --measure` sets it: a measured host is simulated to be
+    /// compared with its native runs. False unless the topology says (each `work`
+    /// drawn afresh, as code's durations are), and then left out of the serialized
+    /// plan, so that the fingerprints of plans that do not set it are unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub work_carry: bool,
     /// Per workload operation, the instructions around the lock that no memory
     /// operation or `work` prices: the loop, the bookkeeping, the code between the
     /// lock calls (natively: the measuring harness). 0 unless the topology says.
@@ -201,6 +210,7 @@ impl Costs {
             atomic_ns,
             memory: Memory::x86_tso(llc_ns, atomic_ns),
             jitter_ppm: DEFAULT_JITTER_PPM,
+            work_carry: false,
             overhead_ns: 0,
             pause_ns: DEFAULT_PAUSE_NS,
             futex: Futex::DEFAULT,

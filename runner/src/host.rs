@@ -550,6 +550,9 @@ pub fn topology_as_lab_with(
             if let Some(p) = m.pause_ns {
                 s.push_str(&format!("  pause   = {}\n", ns(p)));
             }
+            // This host's native work loop makes up each call's error at the next:
+            // simulated as its native runs measure it (docs/simulator.md).
+            s.push_str("  work_carry = true\n");
             let mut memory = Vec::new();
             if let Some(f) = m.fence_ns {
                 memory.push(format!("fence = {}", ns(f)));

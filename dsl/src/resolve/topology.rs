@@ -18,6 +18,7 @@ const COST_KEYS: &[&str] = &[
     "atomic",
     "memory",
     "jitter",
+    "work_carry",
     "overhead",
     "pause",
     "futex",
@@ -293,6 +294,9 @@ impl Ctx<'_> {
             .map_or(Some(DEFAULT_JITTER_PPM as f64 / 1e6), |v| {
                 self.real(env, file, v, "`jitter`", 0.0..=0.5)
             });
+        let work_carry = o
+            .get("work_carry")
+            .map_or(Some(false), |v| self.boolean(file, v, "`work_carry`"));
         let overhead = o
             .get("overhead")
             .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
@@ -325,11 +329,23 @@ impl Ctx<'_> {
             atomic_ns: atomic,
             memory: memory?,
             jitter_ppm: (jitter? * 1e6).round() as u32,
+            work_carry: work_carry?,
             overhead_ns: overhead?,
             pause_ns: pause?,
             futex: futex?,
             measured_on: measured_on?,
         }))
+    }
+
+    /// `true` or `false`.
+    fn boolean(&mut self, file: usize, v: &Val, what: &str) -> Option<bool> {
+        match v.kind {
+            ValKind::Bool(b) => Some(b),
+            _ => {
+                self.mismatch(file, v, what, "`true` or `false`", None);
+                None
+            }
+        }
     }
 
     /// `futex { wait, wake, wake_sleeper, latency }`: every key optional, the defaults
@@ -468,17 +484,9 @@ impl Ctx<'_> {
             d.request_arrival_ppm,
             1.0,
         );
-        let migratory = match mo.get("migratory") {
-            None => Some(d.migratory),
-            Some(Val {
-                kind: ValKind::Bool(b),
-                ..
-            }) => Some(*b),
-            Some(v) => {
-                self.mismatch(file, v, "`migratory`", "`true` or `false`", None);
-                None
-            }
-        };
+        let migratory = mo
+            .get("migratory")
+            .map_or(Some(d.migratory), |v| self.boolean(file, v, "`migratory`"));
         Some(Memory {
             order: order?,
             llc_hit_ns: llc_hit?,

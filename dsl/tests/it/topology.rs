@@ -29,6 +29,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert!(!c.memory.migratory);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
+    assert!(!c.work_carry);
     assert_eq!(c.futex, Futex::DEFAULT);
 }
 
@@ -39,6 +40,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
   sockets = 1, cores = 4, transfer { llc = 50ns }
   memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, migratory = true, forward_stall = 4ns }
   jitter = 0.05
+  work_carry = true
   overhead = 8ns
 }",
     )
@@ -63,6 +65,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.forward_stall_ns, 4);
     assert_eq!(c.overhead_ns, 8);
     assert_eq!(c.jitter_ppm, 50_000);
+    assert!(c.work_carry);
     let off =
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, jitter = 0 }")
             .unwrap();
@@ -91,6 +94,13 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
     .unwrap_err();
     assert!(
         e.contains("migratory") && e.contains("`true` or `false`"),
+        "{e}"
+    );
+    let e =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, work_carry = 1 }")
+            .unwrap_err();
+    assert!(
+        e.contains("work_carry") && e.contains("`true` or `false`"),
         "{e}"
     );
     // Shares of at most 1: a locked operation's stall hides at most all of it, a

@@ -144,6 +144,8 @@ pub(crate) struct Fabric {
     store_buffer: usize,
     misses_in_flight: usize,
     jitter_ppm: u32,
+    /// `work_carry`: a `work` makes up its drawn error at the thread's next one.
+    pub work_carry: bool,
     upgrade_ppm: u64,
     /// `memory { migratory }`: a load of a line another core has written takes it.
     migratory: bool,
@@ -198,6 +200,7 @@ impl Fabric {
             store_buffer: m.store_buffer.max(1) as usize,
             misses_in_flight: m.misses_in_flight.max(1) as usize,
             jitter_ppm: costs.jitter_ppm,
+            work_carry: costs.work_carry,
             upgrade_ppm: m.upgrade_ppm as u64,
             migratory: m.migratory,
         }

@@ -102,6 +102,9 @@ struct Slot {
     /// word must wait for it (`memory { forward_stall }`): the word, the store's mask,
     /// and when a wider access of the word may start.
     narrow: Option<(Addr, Word, u64)>,
+    /// How far this thread's `work` so far ran over (positive) or under its nominal
+    /// total, ns, which the next `work` makes up under `work_carry`.
+    work_carry: i64,
 }
 
 /// How much of a thread's waits for misses the instructions after them run under
@@ -408,7 +411,16 @@ impl Core {
                 return None;
             }
             Op::Work(ns) => {
-                let ns = self.mem.jitter(tid, ns);
+                let drawn = self.mem.jitter(tid, ns);
+                let ns = if self.mem.fabric.work_carry {
+                    // What this thread's earlier work ran over or under is made up.
+                    let s = &mut self.slots[tid as usize];
+                    let took = (drawn as i64 - s.work_carry).max(0);
+                    s.work_carry += took - ns as i64;
+                    took as u64
+                } else {
+                    drawn
+                };
                 let a = &mut self.slots[tid as usize].ahead;
                 let hide = a.work.min(ns);
                 a.work -= hide;
@@ -644,6 +656,7 @@ impl Machine {
                         flown_to: NONE,
                         head_start: 0,
                         narrow: None,
+                        work_carry: 0,
                     };
                     n
                 ],

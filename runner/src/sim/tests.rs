@@ -919,12 +919,18 @@ fn independent_misses_overlap_up_to_misses_in_flight() {
     assert_eq!(serial.get(), 8 * 50);
 }
 
-/// Jitter: every duration within ± the topology's jitter of its nominal value, the
-/// mean kept, the same draws for the same seed, and different ones for another.
+/// Jitter: every duration drawn within ± the topology's jitter of its nominal value,
+/// the mean kept, the same draws for the same seed and different ones for another.
+/// Under `work_carry` a `work` makes up its error at the next call, as the native
+/// work loop does: one call lasts its nominal length give or take twice the jitter,
+/// while the time spent in work so far never strays more than the jitter (and a
+/// rounding) from the nominal total, so that two threads' phases do not drift apart
+/// at random.
 #[test]
-fn jitter_varies_durations_within_its_bound_deterministically() {
+fn carried_work_jitter_never_drifts_from_the_nominal_total() {
     let mut m = spec(1, 2, 1, 10, 50, 190);
     m.costs.jitter_ppm = 20_000;
+    m.costs.work_carry = true;
     let sl = slots(&m, PlacementKind::Compact, 1);
     let durations = |seed| {
         let mach = machine(&m, &sl, 1, seed);
@@ -943,13 +949,64 @@ fn jitter_varies_durations_within_its_bound_deterministically() {
         d.take()
     };
     let a = durations(1);
-    assert!(a.iter().all(|d| (980..=1_020).contains(d)), "{a:?}");
-    let mean = a.iter().sum::<u64>() as f64 / a.len() as f64;
-    assert!((mean - 1_000.0).abs() < 1.0, "mean {mean}");
-    assert!(a.iter().filter(|&&d| d < 995).count() > 200);
-    assert!(a.iter().filter(|&&d| d > 1_005).count() > 200);
+    assert!(a.iter().all(|d| (960..=1_040).contains(d)), "{a:?}");
+    let mut total = 0i64;
+    for (k, d) in a.iter().enumerate() {
+        total += *d as i64;
+        let drift = total - 1_000 * (k as i64 + 1);
+        assert!(drift.abs() <= 21, "after {} calls: {drift} ns", k + 1);
+    }
+    assert!(a.iter().filter(|&&d| d < 990).count() > 200);
+    assert!(a.iter().filter(|&&d| d > 1_010).count() > 200);
     assert_eq!(a, durations(1));
     assert_ne!(a, durations(2));
+}
+
+/// Without `work_carry` (and for a `pause` or a memory access in any case) every
+/// duration is drawn afresh within ± the jitter: nothing is made up, the mean is
+/// kept, the same draws for the same seed.
+#[test]
+fn jitter_varies_durations_within_its_bound_deterministically() {
+    for carry in [false, true] {
+        let mut m = spec(1, 2, 1, 10, 50, 190);
+        m.costs.jitter_ppm = 20_000;
+        m.costs.pause_ns = 1_000;
+        m.costs.work_carry = carry;
+        let sl = slots(&m, PlacementKind::Compact, 1);
+        let durations = |seed, pause: bool| {
+            let mach = machine(&m, &sl, 1, seed);
+            let e = mach.env(0);
+            let d: std::cell::RefCell<Vec<u64>> = Default::default();
+            run_all(
+                &mach,
+                vec![Box::pin(async {
+                    for _ in 0..2_000 {
+                        let t = e.now();
+                        if pause {
+                            e.pause().await;
+                        } else {
+                            e.work(1_000).await;
+                        }
+                        d.borrow_mut().push(e.now() - t);
+                    }
+                })],
+            );
+            d.take()
+        };
+        let mut drawn = vec![durations(1, true)];
+        if !carry {
+            drawn.push(durations(1, false));
+        }
+        for d in drawn {
+            assert!(d.iter().all(|d| (980..=1_020).contains(d)), "{d:?}");
+            let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
+            assert!((mean - 1_000.0).abs() < 1.0, "mean {mean}");
+            assert!(d.iter().filter(|&&x| x < 995).count() > 200);
+            assert!(d.iter().filter(|&&x| x > 1_005).count() > 200);
+        }
+        assert_eq!(durations(1, false), durations(1, false));
+        assert_ne!(durations(1, false), durations(2, false));
+    }
 }
 
 /// Buffered stores ask for their lines as they enter the buffer: stores to three

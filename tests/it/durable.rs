@@ -25,7 +25,8 @@ pub fn tiny(dir: &Path) -> PathBuf {
     f
 }
 
-fn status(dir: &Path) -> String {
+/// The manifest's `status`.
+pub fn status(dir: &Path) -> String {
     let m = std::fs::read_to_string(dir.join("manifest.yaml")).unwrap_or_default();
     m.lines()
         .find_map(|l| l.strip_prefix("status: "))

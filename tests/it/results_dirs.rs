@@ -3,17 +3,16 @@
 //! over their inputs; `complete` is written last; an interrupted merge or run says
 //! so; one writer at a time; default run directories never collide.
 
-use super::durable::tiny;
+use super::durable::{status as manifest_status, tiny};
 use super::*;
 use std::process::{Command, Output};
 
-fn manifest_status(dir: &Path) -> String {
-    let m = std::fs::read_to_string(dir.join("manifest.yaml")).unwrap_or_default();
-    m.lines()
-        .find_map(|l| l.strip_prefix("status: "))
-        .unwrap_or("")
-        .trim_matches(['\'', '"'])
-        .to_string()
+fn resume(dir: &Path) -> Output {
+    locklab()
+        .args(["run", "--no-report", "--resume"])
+        .arg(dir)
+        .output()
+        .unwrap()
 }
 
 fn run_tiny(file: &Path, out: &Path, extra: &[&str]) -> Output {
@@ -438,11 +437,7 @@ experiment long {
         "{:?}",
         tree(&dir)
     );
-    let o = locklab()
-        .args(["run", "--no-report", "--resume"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let o = resume(&dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(manifest_status(&dir), "complete");
 }
@@ -468,11 +463,7 @@ fn resume_reruns_damaged_parts_and_drops_foreign_ones() {
     for f in ["points.parquet", "threads.parquet", "handoffs.parquet"] {
         std::fs::remove_file(dir.join(f)).unwrap();
     }
-    let o = locklab()
-        .args(["run", "--no-report", "--resume"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let o = resume(&dir);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(e.contains("2 of 4 records already done"), "{e}");

@@ -919,8 +919,34 @@ fn independent_misses_overlap_up_to_misses_in_flight() {
     assert_eq!(serial.get(), 8 * 50);
 }
 
-/// Jitter: every duration drawn within ± the topology's jitter of its nominal value,
-/// the mean kept, the same draws for the same seed and different ones for another.
+/// Jitter. 2,000 back-to-back `work(1_000)`s (or `pause`s, with `pause = 1_000`) of one
+/// thread with ± 2 % jitter, `work_carry` as asked: how long each took.
+fn jittered_durations(work_carry: bool, seed: u64, pause: bool) -> Vec<u64> {
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    m.costs.jitter_ppm = 20_000;
+    m.costs.pause_ns = 1_000;
+    m.costs.work_carry = work_carry;
+    let sl = slots(&m, PlacementKind::Compact, 1);
+    let mach = machine(&m, &sl, 1, seed);
+    let e = mach.env(0);
+    let d: std::cell::RefCell<Vec<u64>> = Default::default();
+    run_all(
+        &mach,
+        vec![Box::pin(async {
+            for _ in 0..2_000 {
+                let t = e.now();
+                if pause {
+                    e.pause().await;
+                } else {
+                    e.work(1_000).await;
+                }
+                d.borrow_mut().push(e.now() - t);
+            }
+        })],
+    );
+    d.take()
+}
+
 /// Under `work_carry` a `work` makes up its error at the next call, as the native
 /// work loop does: one call lasts its nominal length give or take twice the jitter,
 /// while the time spent in work so far never strays more than the jitter (and a
@@ -928,27 +954,7 @@ fn independent_misses_overlap_up_to_misses_in_flight() {
 /// at random.
 #[test]
 fn carried_work_jitter_never_drifts_from_the_nominal_total() {
-    let mut m = spec(1, 2, 1, 10, 50, 190);
-    m.costs.jitter_ppm = 20_000;
-    m.costs.work_carry = true;
-    let sl = slots(&m, PlacementKind::Compact, 1);
-    let durations = |seed| {
-        let mach = machine(&m, &sl, 1, seed);
-        let e = mach.env(0);
-        let d: std::cell::RefCell<Vec<u64>> = Default::default();
-        run_all(
-            &mach,
-            vec![Box::pin(async {
-                for _ in 0..2_000 {
-                    let t = e.now();
-                    e.work(1_000).await;
-                    d.borrow_mut().push(e.now() - t);
-                }
-            })],
-        );
-        d.take()
-    };
-    let a = durations(1);
+    let a = jittered_durations(true, 1, false);
     assert!(a.iter().all(|d| (960..=1_040).contains(d)), "{a:?}");
     let mut total = 0i64;
     for (k, d) in a.iter().enumerate() {
@@ -958,8 +964,8 @@ fn carried_work_jitter_never_drifts_from_the_nominal_total() {
     }
     assert!(a.iter().filter(|&&d| d < 990).count() > 200);
     assert!(a.iter().filter(|&&d| d > 1_010).count() > 200);
-    assert_eq!(a, durations(1));
-    assert_ne!(a, durations(2));
+    assert_eq!(a, jittered_durations(true, 1, false));
+    assert_ne!(a, jittered_durations(true, 2, false));
 }
 
 /// Without `work_carry` (and for a `pause` or a memory access in any case) every
@@ -967,46 +973,20 @@ fn carried_work_jitter_never_drifts_from_the_nominal_total() {
 /// kept, the same draws for the same seed.
 #[test]
 fn jitter_varies_durations_within_its_bound_deterministically() {
-    for carry in [false, true] {
-        let mut m = spec(1, 2, 1, 10, 50, 190);
-        m.costs.jitter_ppm = 20_000;
-        m.costs.pause_ns = 1_000;
-        m.costs.work_carry = carry;
-        let sl = slots(&m, PlacementKind::Compact, 1);
-        let durations = |seed, pause: bool| {
-            let mach = machine(&m, &sl, 1, seed);
-            let e = mach.env(0);
-            let d: std::cell::RefCell<Vec<u64>> = Default::default();
-            run_all(
-                &mach,
-                vec![Box::pin(async {
-                    for _ in 0..2_000 {
-                        let t = e.now();
-                        if pause {
-                            e.pause().await;
-                        } else {
-                            e.work(1_000).await;
-                        }
-                        d.borrow_mut().push(e.now() - t);
-                    }
-                })],
-            );
-            d.take()
-        };
-        let mut drawn = vec![durations(1, true)];
-        if !carry {
-            drawn.push(durations(1, false));
-        }
-        for d in drawn {
-            assert!(d.iter().all(|d| (980..=1_020).contains(d)), "{d:?}");
-            let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
-            assert!((mean - 1_000.0).abs() < 1.0, "mean {mean}");
-            assert!(d.iter().filter(|&&x| x < 995).count() > 200);
-            assert!(d.iter().filter(|&&x| x > 1_005).count() > 200);
-        }
-        assert_eq!(durations(1, false), durations(1, false));
-        assert_ne!(durations(1, false), durations(2, false));
+    let drawn = [
+        jittered_durations(false, 1, false),
+        jittered_durations(false, 1, true),
+        jittered_durations(true, 1, true),
+    ];
+    for d in &drawn {
+        assert!(d.iter().all(|d| (980..=1_020).contains(d)), "{d:?}");
+        let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
+        assert!((mean - 1_000.0).abs() < 1.0, "mean {mean}");
+        assert!(d.iter().filter(|&&x| x < 995).count() > 200);
+        assert!(d.iter().filter(|&&x| x > 1_005).count() > 200);
     }
+    assert_eq!(drawn[0], jittered_durations(false, 1, false));
+    assert_ne!(drawn[0], jittered_durations(false, 2, false));
 }
 
 /// Buffered stores ask for their lines as they enter the buffer: stores to three

@@ -58,7 +58,11 @@ pub struct Rendered {
 /// be drawn (a plot naming an unknown metric) becomes a warning, not a failure.
 pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
     util::create_dir(dir)?;
-    let (figs, mut warnings) = catalogue::figures(results)?;
+    let (mut figs, mut warnings) = catalogue::figures(results)?;
+    let names = unique_file_names(figs.iter().map(|f| f.name.as_str()));
+    for (f, name) in figs.iter_mut().zip(names) {
+        f.name = name;
+    }
     // Figures are independent: draw and encode them on every core, keep plan order.
     use rayon::prelude::*;
     register_fonts();
@@ -89,4 +93,46 @@ pub fn render_all(results: &Results, dir: &Path) -> Result<Rendered> {
         }
     }
     Ok(Rendered { figures, warnings })
+}
+
+/// The file name (without extension) of each figure, in order: its name with the
+/// characters a file name cannot hold replaced, and numbered (`-2`, `-3`, ...) where
+/// that makes it another figure's, as for facet values that differ only in such
+/// characters (`a/b`, `a_b`, `a b`): each figure is written to a file of its own.
+fn unique_file_names<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    names
+        .map(|n| {
+            let base = draw::safe_name(n);
+            let mut name = base.clone();
+            let mut k = 1;
+            while !seen.insert(name.clone()) {
+                k += 1;
+                name = format!("{base}-{k}");
+            }
+            name
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_file_names;
+
+    #[test]
+    fn figures_whose_names_differ_only_in_unsafe_characters_get_files_of_their_own() {
+        let names = ["plot3-t-a/b-sim", "plot3-t-a_b-sim", "plot3-t-a b-sim", "other"];
+        assert_eq!(
+            unique_file_names(names.into_iter()),
+            [
+                "plot3-t-a_b-sim",
+                "plot3-t-a_b-sim-2",
+                "plot3-t-a_b-sim-3",
+                "other"
+            ]
+        );
+        // A name that already looks numbered is not taken by a later duplicate.
+        let names = ["x-2", "x", "x"];
+        assert_eq!(unique_file_names(names.into_iter()), ["x-2", "x", "x-3"]);
+    }
 }

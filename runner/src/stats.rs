@@ -311,10 +311,9 @@ impl ThreadStats {
     }
 
     /// As [`ThreadStats::granted`], for a wait of `wait_ns` up to `granted_ns`: the wait
-    /// began then, not at its announcement. The native executor times a wait from the
-    /// first failed attempt, so a wait whose first attempt succeeded is zero, and is
-    /// never cut off by the end of the window. In the simulator a wait runs from its
-    /// announcement, and this is `granted`.
+    /// began then, not at its announcement. Both executors time a single-lock wait
+    /// from the first failed attempt (`Env::acquire_granted`), so a wait whose first
+    /// attempt succeeded is zero, and is never cut off by the end of the window.
     #[inline]
     pub fn granted_after(&mut self, granted_ns: u64, wait_ns: u64, bypass: u64) {
         if let Some(w) = &mut self.waiting {

@@ -232,3 +232,26 @@ fn an_unknown_escape_in_a_set_value_is_an_error() {
         locklab_model::plan::Value::Str("a\n\t\"\\b".into())
     );
 }
+
+/// A sweep of many points of a microsecond each is not estimated at nothing: every
+/// record costs its set-up and its write (`SIM_SECS_PER_RECORD`), which is what the
+/// 24-hour guard of `check` must count for a sweep of 100,000 such points.
+#[test]
+fn many_tiny_points_cost_their_records() {
+    use locklab_model::cost::{estimate_secs, Timing, SIM_SECS_PER_RECORD};
+    let text = "topology tiny { sockets = 1, cores = 4, transfer { llc = 40ns } }
+experiment many {
+  topology = tiny
+  workload = single { critical = 100ns }
+  sweep { lock = [tas, mcs], threads = [1, 2], t = 1..500 }
+  run { modes = [sim], duration = 1us, warmup = 0ns, repetitions = 3 }
+}
+";
+    let c = load_mem(&[("e.lab", text)], "e.lab");
+    let plan = c.plan.expect("a valid experiment");
+    assert_eq!(plan.points.len(), 2_000);
+    let t = Timing::of(&plan.run, false);
+    let secs = estimate_secs(&plan.points, t, locklab_model::plan::Mode::Sim);
+    assert!(secs >= 6_000.0 * SIM_SECS_PER_RECORD, "{secs} s");
+    assert!(secs < 6_000.0 * SIM_SECS_PER_RECORD + 1.0, "{secs} s");
+}

@@ -121,7 +121,12 @@ mod tests {
 
     #[test]
     fn figures_whose_names_differ_only_in_unsafe_characters_get_files_of_their_own() {
-        let names = ["plot3-t-a/b-sim", "plot3-t-a_b-sim", "plot3-t-a b-sim", "other"];
+        let names = [
+            "plot3-t-a/b-sim",
+            "plot3-t-a_b-sim",
+            "plot3-t-a b-sim",
+            "other",
+        ];
         assert_eq!(
             unique_file_names(names.into_iter()),
             [

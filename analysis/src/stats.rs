@@ -175,6 +175,8 @@ pub fn seed_for(key: &str) -> u64 {
 /// shared by several terms moves them together), takes each set's median and hands
 /// the medians to `stats`. Returns, per statistic, the value on the original data
 /// and its 95 % interval. The sets are independent (see [`bootstrap_paired`]).
+/// Resamples where a statistic is infinite or NaN are kept, not dropped (see
+/// [`percentile_interval`]).
 pub fn bootstrap(
     sets: &[Vec<f64>],
     seed: u64,
@@ -289,17 +291,14 @@ pub fn bootstrap_paired(
             m[i] = median_sorted(&buf);
         }
         for (d, v) in draws.iter_mut().zip(stats(&m)) {
-            if !v.is_nan() {
-                d.push(v);
-            }
+            d.push(v);
         }
     }
-    let alpha = (1.0 - CONFIDENCE) / 2.0;
     point
         .into_iter()
         .zip(draws)
-        .map(|(value, mut d)| {
-            if value.is_nan() || d.is_empty() {
+        .map(|(value, d)| {
+            if value.is_nan() {
                 return Estimate {
                     value,
                     lo: f64::NAN,
@@ -307,16 +306,42 @@ pub fn bootstrap_paired(
                     n,
                 };
             }
-            d.sort_by(f64::total_cmp);
-            let at = |q: f64| d[((q * d.len() as f64).floor() as usize).min(d.len() - 1)];
+            let (lo, hi) = percentile_interval(d);
             Estimate {
                 value,
-                lo: at(alpha).min(value),
-                hi: at(1.0 - alpha).max(value),
+                lo: lo.min(value),
+                hi: hi.max(value),
                 n,
             }
         })
         .collect()
+}
+
+/// The 2.5 % and 97.5 % points of the bootstrap draws `d` (the draw at index
+/// ⌊q·m⌋ of m, sorted). An infinite draw (a resample whose divisor's median is 0)
+/// is a value, and sorts at its end. A draw with no value (NaN: 0 / 0, inf − inf in
+/// a resample) is not dropped, which would judge the claim on the resamples that
+/// happen to have one: it could be anything, so it counts as −inf for the lower end
+/// and +inf for the upper one. More than 2.5 % of them make the interval unbounded
+/// at both ends, and every claim on it inconclusive.
+fn percentile_interval(mut d: Vec<f64>) -> (f64, f64) {
+    let alpha = (1.0 - CONFIDENCE) / 2.0;
+    let m = d.len();
+    if m == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    d.retain(|v| !v.is_nan());
+    d.sort_by(f64::total_cmp);
+    let none = m - d.len();
+    let at = |q: f64| ((q * m as f64).floor() as usize).min(m - 1);
+    // Lower end: the NaN draws first (as −inf), then the values.
+    let lo = match at(alpha).checked_sub(none) {
+        Some(i) => d[i],
+        None => f64::NEG_INFINITY,
+    };
+    // Upper end: the values, then the NaN draws (as +inf).
+    let hi = d.get(at(1.0 - alpha)).copied().unwrap_or(f64::INFINITY);
+    (lo, hi)
 }
 
 /// Ranks with ties averaged (1-based).
@@ -447,6 +472,46 @@ mod tests {
         let e = against(&starved, 0);
         assert!(e.value > 100.0, "{e:?}");
         assert_eq!(e.lo, 0.0, "{e:?}");
+    }
+
+    #[test]
+    fn draws_that_divide_by_zero_are_kept() {
+        // The divisor is 0 in one repetition of three: 7 resamples in 27 draw it at
+        // least twice, and their ratio is +inf. Kept, they reach the upper end.
+        let sets = vec![vec![400.0, 401.0, 402.0], vec![0.0, 273.0, 272.0]];
+        let e = bootstrap(&sets, 7, |m| vec![m[0] / m[1]])[0];
+        assert_eq!(e.value, 401.0 / 272.0);
+        assert!(e.lo >= 400.0 / 273.0 && e.hi == f64::INFINITY, "{e:?}");
+        // 0 / 0 has no value: counted against both ends, not dropped.
+        let sets = vec![vec![0.0, 0.0, 400.0], vec![0.0, 273.0, 272.0]];
+        let e = bootstrap(&sets, 7, |m| vec![m[0] / m[1]])[0];
+        assert_eq!(
+            (e.value, e.lo, e.hi),
+            (0.0, f64::NEG_INFINITY, f64::INFINITY)
+        );
+    }
+
+    #[test]
+    fn draws_without_a_value_count_against_both_ends() {
+        let values = |nan: usize| -> Vec<f64> {
+            (0..2000 - nan)
+                .map(|i| i as f64)
+                .chain((0..nan).map(|_| f64::NAN))
+                .collect()
+        };
+        // None: the 2.5 % and 97.5 % points, the draws at 50 and 1950.
+        assert_eq!(percentile_interval(values(0)), (50.0, 1950.0));
+        // 20 (1 %): as many below the lower end and above the upper one.
+        assert_eq!(percentile_interval(values(20)), (30.0, 1950.0));
+        // 50 (2.5 %): the lower end is the last finite before them.
+        assert_eq!(percentile_interval(values(50)), (0.0, f64::INFINITY));
+        // More than 2.5 %: unbounded at both ends.
+        assert_eq!(
+            percentile_interval(values(51)),
+            (f64::NEG_INFINITY, f64::INFINITY)
+        );
+        let inf = vec![1.0; 1900].into_iter().chain(vec![f64::INFINITY; 100]);
+        assert_eq!(percentile_interval(inf.collect()), (1.0, f64::INFINITY));
     }
 
     #[test]

@@ -37,8 +37,14 @@ fn verdict(e: &Estimate, lo: f64, hi: f64, strict: bool) -> (Verdict, String) {
     if e.value.is_nan() || e.lo.is_nan() || e.hi.is_nan() {
         return (Verdict::Error, "the measured value is not a number".into());
     }
+    // Only the finite bounds are excluded: an open end (`M > 1`: hi = inf) is no
+    // bound, so an interval reaching inf there (a ratio whose divisor is 0 in some
+    // resamples) lies inside it, not on it.
     let (inside, outside) = if strict {
-        (e.lo > lo && e.hi < hi, e.hi <= lo || e.lo >= hi)
+        (
+            (lo == f64::NEG_INFINITY || e.lo > lo) && (hi == f64::INFINITY || e.hi < hi),
+            (lo.is_finite() && e.hi <= lo) || (hi.is_finite() && e.lo >= hi),
+        )
     } else {
         (e.lo >= lo && e.hi <= hi, e.hi < lo || e.lo > hi)
     };

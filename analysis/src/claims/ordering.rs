@@ -8,15 +8,21 @@ use crate::util::fmt_num;
 use locklab_model::plan::{Expr, OrderOp};
 
 /// How far `big` exceeds `small`, relative to `small`: (big − small) / |small|.
-/// Equal values give 0 (also at zero); a zero `small` gives ±inf.
+/// Equal values give 0 (also at zero, or both infinite alike); a zero `small`
+/// gives ±inf. An infinite term (a draw that divided by zero, a starved thread's
+/// `max_min`) gives the limit, never NaN: an infinite `small` and a finite `big`
+/// ±1, opposite infinities ±inf, a finite `small` and an infinite `big` ±inf.
 fn rel_gap(small: f64, big: f64) -> f64 {
+    let signed_inf = |up: bool| if up { f64::INFINITY } else { f64::NEG_INFINITY };
     if small == big {
         0.0
     } else if small == 0.0 {
-        if big > 0.0 {
-            f64::INFINITY
+        signed_inf(big > 0.0)
+    } else if small.is_infinite() {
+        if big.is_finite() {
+            -small.signum()
         } else {
-            f64::NEG_INFINITY
+            signed_inf(big > small)
         }
     } else {
         (big - small) / small.abs()

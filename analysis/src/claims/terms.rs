@@ -47,9 +47,13 @@ pub(super) fn eval(node: &Node, m: &[f64]) -> f64 {
                 BinOp::Add => a + b,
                 BinOp::Sub => a - b,
                 BinOp::Mul => a * b,
-                // Never ±inf from a zero divisor: no value, like 0 / 0
-                // ([`Reading::finite`] says why).
-                BinOp::Div if b == 0.0 => f64::NAN,
+                // `x / 0` is ±inf (by the signs of x and the zero) and `0 / 0` NaN.
+                // On the medians, [`Reading::finite`] makes either an error first;
+                // in a bootstrap resample whose divisor's median is 0 they are kept:
+                // an infinite draw widens the interval to inf, a NaN one counts
+                // against both ends ([`crate::stats::bootstrap_paired`]), so a
+                // divisor that is 0 in some repetitions cannot pass on the draws
+                // that happen to miss them.
                 BinOp::Div => a / b,
             }
         }
@@ -330,6 +334,8 @@ impl<'c, 'a> Reading<'c, 'a> {
     /// An error where the arithmetic of `e` (read as `node`) has no finite value on
     /// the medians: a division by zero, or an overflow. (An infinite metric, the
     /// `max_min` of a starved thread, is a value, and so is what follows from it.)
+    /// Only the medians: a divisor that is 0 in some resamples is the bootstrap's
+    /// to weigh (see [`eval`]).
     pub(super) fn finite(&self, e: &Expr, node: &Node) -> Res<()> {
         let medians: Vec<f64> = self
             .sets

@@ -882,3 +882,161 @@ fn a_division_by_zero_is_an_error_not_a_verdict_on_infinity() {
     }
     assert_eq!(one(&r, "fine").verdict, Verdict::Pass);
 }
+
+/// A divisor that is 0 in some repetitions only. Its median is not 0, so the claim
+/// has a value, but a resample whose divisor's median is 0 divides by zero: that
+/// draw is +inf (or, for 0 / 0, has no value) and is kept, not dropped. Dropping
+/// them judged the claim on the resamples that happened to miss the zeros: the
+/// reviewer's `wait_p99_ns[...] / wait_p99_ns[...] < 3`, divisor [0, 273, 272],
+/// passed at 1.471 [1.465, 1.471] although about 26 % (7/27) of the resamples
+/// divide by zero. A divisor 0 in every repetition is an error; one never 0
+/// behaves as before. Bands, orderings and trends alike.
+#[test]
+fn a_divisor_zero_in_some_repetitions_leaves_the_claim_undecided() {
+    let at = |metric: &str, lock: &str, threshold: Option<u64>, threads: i64| {
+        let mut sel = vec![("lock", s(lock))];
+        if let Some(t) = threshold {
+            sel.push(("threshold", Value::Duration(t)));
+        }
+        sel.push(("threads", Value::Int(threads)));
+        super::common::metric(mref(metric, &sel, None))
+    };
+    let p99 = |lock: &str, threshold: Option<u64>, threads: i64| {
+        at("wait_p99_ns", lock, threshold, threads)
+    };
+    let div = |a: Expr, b: Expr| Expr::Binary {
+        op: BinOp::Div,
+        lhs: Box::new(a),
+        rhs: Box::new(b),
+    };
+    let band = |expr: Expr, lo: f64, hi: f64| ClaimKind::Band {
+        expr,
+        lo,
+        hi,
+        strict: true,
+    };
+    let inf = f64::INFINITY;
+    // num = stock at 4 threads, [400, 401, 402]; the divisor, stock at 16 threads,
+    // as each case sets it; cna at 10ms, 4 threads, [0, 0, 400]; cna at 1ms, 4
+    // threads, [3000, 3001, 3002].
+    let num = || p99("stock", None, 4);
+    let den = || p99("stock", None, 16);
+    let zeroish = || p99("cna", Some(10 * MS), 4);
+    let big = || p99("cna", Some(MS), 4);
+    let claims = vec![
+        ("below", band(div(num(), den()), -inf, 3.0)),
+        // A ratio that is unbounded above in some draws is above 1 in all of them.
+        ("above", band(div(num(), den()), 1.0, inf)),
+        (
+            "order",
+            ClaimKind::Ordering {
+                exprs: vec![div(num(), den()), div(big(), num())],
+                op: OrderOp::Less,
+                min_gap: 0.0,
+                or_equal: vec![],
+            },
+        ),
+        // 0 / 0 in about 19 % of the draws (20/27 × 7/27): no value there, so no
+        // lower end, though every draw with a value is at least 0.
+        ("nan", band(div(zeroish(), den()), -1.0, inf)),
+        // Speedups over a baseline whose throughput is 0 in some repetitions.
+        (
+            "trend",
+            ClaimKind::Trend {
+                metric: mref(
+                    "speedup",
+                    &[("lock", s("cna")), ("threads", Value::Int(16))],
+                    Some("stock"),
+                ),
+                axis: "threshold".into(),
+                values: thresholds(),
+                direction: TrendDirection::Decreasing,
+                min_rho: 0.8,
+                series: Default::default(),
+            },
+        ),
+    ];
+    let plan = with_claims(
+        plan(),
+        claims.into_iter().map(|(id, k)| claim(id, k)).collect(),
+    );
+    let is = |i: usize, lock: &str, threads: u32, threshold: Option<u64>| {
+        let p = &plan.points[i];
+        p.lock.name == lock
+            && p.threads == threads
+            && threshold.is_none_or(|t| p.axes["threshold"] == Value::Duration(t))
+    };
+    // Three repetitions; the divisor point's p99 and throughput as given (0 or not).
+    let evaluate = |divisor: [f64; 3], tp_zero: [bool; 3]| {
+        let dir = tempfile::tempdir().unwrap();
+        let man = manifest(&plan);
+        let mut w = locklab_analysis::ResultsWriter::create(dir.path(), &man).unwrap();
+        for mut r in all_records(&plan).into_iter().filter(|r| r.point.rep < 3) {
+            let (i, rep) = (r.point.point as usize, r.point.rep as usize);
+            let p = &mut r.point;
+            if is(i, "stock", 4, None) {
+                p.wait_p99_ns = 400.0 + rep as f64;
+            } else if is(i, "stock", 16, None) {
+                p.wait_p99_ns = divisor[rep];
+                if tp_zero[rep] {
+                    p.throughput_ops_s = 0.0;
+                }
+            } else if is(i, "cna", 4, Some(10 * MS)) {
+                p.wait_p99_ns = [0.0, 0.0, 400.0][rep];
+            } else if is(i, "cna", 4, Some(MS)) {
+                p.wait_p99_ns = 3000.0 + rep as f64;
+            }
+            w.write(&r).unwrap();
+        }
+        w.finish(&man).unwrap();
+        claims::evaluate(&plan, &load_results(dir.path()).unwrap())
+    };
+
+    // Zero in one repetition of three: undecided where a zero could decide.
+    let r = evaluate([0.0, 273.0, 272.0], [true, false, false]);
+    let below = one(&r, "below");
+    assert_eq!(below.verdict, Verdict::Inconclusive, "{below:?}");
+    let m = below.measured.unwrap();
+    assert!((m.value - 401.0 / 272.0).abs() < 1e-9, "{m:?}");
+    assert!(m.lo.is_finite() && m.hi == inf, "{m:?}");
+    assert!(below.detail.contains("straddles"), "{}", below.detail);
+    let above = one(&r, "above");
+    assert_eq!(above.verdict, Verdict::Pass, "{above:?}");
+    let order = one(&r, "order");
+    assert_eq!(order.verdict, Verdict::Inconclusive, "{order:?}");
+    let nan = one(&r, "nan");
+    assert_eq!(nan.verdict, Verdict::Inconclusive, "{nan:?}");
+    let m = nan.measured.unwrap();
+    assert_eq!((m.value, m.lo, m.hi), (0.0, -inf, inf), "{m:?}");
+    let trend = one(&r, "trend");
+    assert_eq!(trend.verdict, Verdict::Inconclusive, "{trend:?}");
+    for c in &r {
+        assert!(!c.detail.contains("division by zero"), "{c:?}");
+    }
+
+    // Zero in every repetition: the claim has no value.
+    let r = evaluate([0.0; 3], [true; 3]);
+    for id in ["below", "above", "order", "nan", "trend"] {
+        let c = one(&r, id);
+        assert_eq!(c.verdict, Verdict::Error, "{id}: {c:?}");
+        assert!(c.detail.contains("division by zero"), "{id}: {}", c.detail);
+    }
+    assert!(
+        one(&r, "trend")
+            .detail
+            .contains("the throughput of the baseline stock is 0"),
+        "{:?}",
+        one(&r, "trend")
+    );
+
+    // Never zero: decided, as before.
+    let r = evaluate([274.0, 273.0, 272.0], [false; 3]);
+    for id in ["below", "above", "order", "nan", "trend"] {
+        let c = one(&r, id);
+        assert_eq!(c.verdict, Verdict::Pass, "{id}: {c:?}");
+        let m = c.measured.unwrap();
+        assert!(m.lo.is_finite() && m.hi.is_finite(), "{id}: {m:?}");
+    }
+    let m = one(&r, "below").measured.unwrap();
+    assert!(m.lo >= 400.0 / 274.0 && m.hi <= 402.0 / 272.0, "{m:?}");
+}

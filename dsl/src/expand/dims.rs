@@ -3,9 +3,14 @@
 //! constant in its unit's. The two sides of a comparison, and the terms of a sum,
 //! must agree: `wait_p99_ns[...] < 1KiB` is an error, not a comparison with 1024.
 //! A constant without a unit takes the dimension it meets (`wait_p99_ns < 5000`
-//! reads nanoseconds), and is a plain factor in a product or a quotient. A
-//! duration over a rate is a duration: `1s / throughput_ops_s` is the time per
-//! operation.
+//! reads nanoseconds), and is a plain factor in a product or a quotient.
+//!
+//! Durations are stored in nanoseconds and rates per second, so a product or a
+//! quotient that mixes the two (`throughput_ops_s * 1ms`, in ns/s; `wait_mean_ns /
+//! throughput_ops_s`, in ns·s) is in no unit a constant can be written in, and its
+//! number is off by powers of 10⁹: it is an error. One such quotient is an idiom:
+//! `1s / throughput_ops_s` (the constant one second over a rate) is the time per
+//! operation, a duration in ns (10⁹ / the rate).
 
 use super::claims::has_metric;
 use crate::diag::Span;
@@ -86,16 +91,18 @@ impl Dimension {
         if self == Any && other == Any {
             return Any;
         }
-        if (self, other, sign) == (DURATION, RATE, -1) {
-            // `1s / throughput_ops_s`: the time per operation, in ns.
-            return DURATION;
-        }
         let (a, b) = (of(self), of(other));
         Of {
             ns: a.0.saturating_add(sign * b.0),
             per_s: a.1.saturating_add(sign * b.1),
             bytes: a.2.saturating_add(sign * b.2),
         }
+    }
+
+    /// Nanoseconds and per-second powers that do not cancel: a number in a unit
+    /// such as ns/s or ns·s, which no constant can be written in.
+    fn mixes_ns_and_per_s(self) -> bool {
+        matches!(self, Of { ns, per_s, .. } if ns != 0 && per_s != 0)
     }
 
     pub fn noun(self) -> String {
@@ -158,8 +165,7 @@ pub fn of_expr(ctx: &mut Ctx, file: usize, e: &ExprAst) -> Option<Dimension> {
             let r = of_expr(ctx, file, rhs);
             let (l, r) = (l?, r?);
             match op {
-                '*' => Some(l.times(r, 1)),
-                '/' => Some(l.times(r, -1)),
+                '*' | '/' => product(ctx, file, e, (lhs, l), r),
                 _ => match l.unify(r) {
                     Some(d) => Some(d),
                     None => {
@@ -186,6 +192,63 @@ pub fn of_expr(ctx: &mut Ctx, file: usize, e: &ExprAst) -> Option<Dimension> {
             }
         }
     }
+}
+
+/// Is `e` the constant one second (`1s`, `1000ms`, ...)?
+fn is_one_second(e: &ExprAst) -> bool {
+    match e {
+        ExprAst::Const(Val {
+            kind: ValKind::Num { text, unit },
+            ..
+        }) => matches!(
+            units::quantity_f64(text, unit.as_ref().map(|u| u.name.as_str())),
+            Ok((v, Some(Dim::Duration))) if v == 1e9
+        ),
+        _ => false,
+    }
+}
+
+/// The dimension of the product or quotient `e` of `lhs` (of dimension `l`) and a
+/// right-hand side of dimension `r`; `None` (with an error) where it mixes
+/// nanoseconds and per second. `1s / rate` is the time per operation, in ns.
+fn product(
+    ctx: &mut Ctx,
+    file: usize,
+    e: &ExprAst,
+    (lhs, l): (&ExprAst, Dimension),
+    r: Dimension,
+) -> Option<Dimension> {
+    let div = matches!(e, ExprAst::Bin { op: '/', .. });
+    if div && (l, r) == (DURATION, RATE) && is_one_second(lhs) {
+        return Some(DURATION);
+    }
+    let d = l.times(r, if div { -1 } else { 1 });
+    if !d.mixes_ns_and_per_s() {
+        return Some(d);
+    }
+    let verb = if div { "divide" } else { "multiply" };
+    let help = if div && (l, r) == (DURATION, RATE) {
+        if has_metric(lhs) {
+            "a duration over a rate is in ns·s, not a duration: write the time per operation as `1s / throughput_ops_s[...]` (in ns), and compare durations with durations or like metrics as a ratio (`wait_mean_ns[...] / wait_mean_ns[...]`)"
+        } else {
+            "the time per operation is `1s / throughput_ops_s[...]` (in ns), with the constant one second; scale it by a plain number (`2 * (1s / throughput_ops_s[...])`)"
+        }
+    } else {
+        "write the conversion as a plain number (operations per millisecond: `throughput_ops_s[...] / 1000`), compare like metrics as a ratio (`throughput_ops_s[...] / throughput_ops_s[...]`), or write the time per operation as `1s / throughput_ops_s[...]`"
+    };
+    ctx.err(
+        file,
+        e.span(),
+        format!(
+            "cannot {verb} {} by {}: durations are in ns and rates per second, so this is {}",
+            l.noun(),
+            r.noun(),
+            d.noun()
+        ),
+    )
+    .set_label(d.noun())
+    .help = Some(help.into());
+    None
 }
 
 /// A constant's dimension; one that does not parse is `Any` (its error is told

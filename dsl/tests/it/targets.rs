@@ -268,3 +268,75 @@ experiment demo {
         ]
     );
 }
+
+/// `1s / throughput_ops_s[...]` is the time per operation in ns, as the docs say:
+/// the plan divides 10⁹ (one second in ns, however it is spelt) by the rate, so a
+/// rate of 5 M operations a second reads 200 (ns), and the shipped break costs
+/// compare that with bands in ns.
+#[test]
+fn the_time_per_operation_is_in_nanoseconds() {
+    use locklab_model::plan::BinOp;
+    /// The expression's value with every metric read as `rate`.
+    fn at(e: &Expr, rate: f64) -> f64 {
+        match e {
+            Expr::Metric(m) => {
+                assert_eq!(m.metric, "throughput_ops_s");
+                rate
+            }
+            Expr::Const { value } => *value,
+            Expr::Binary { op, lhs, rhs } => {
+                let (a, b) = (at(lhs, rate), at(rhs, rate));
+                match op {
+                    BinOp::Add => a + b,
+                    BinOp::Sub => a - b,
+                    BinOp::Mul => a * b,
+                    BinOp::Div => a / b,
+                }
+            }
+        }
+    }
+    let band = |c: &locklab_model::plan::Claim| match &c.kind {
+        ClaimKind::Band { expr, lo, hi, .. } => (expr.clone(), *lo, *hi),
+        k => panic!("{}: {k:?}", c.id),
+    };
+    let plan = plan_of(
+        r#"topology tiny { sockets = 1, cores = 4, transfer { llc = 40ns } }
+workload hot = single { critical = 100ns, outside = 200ns }
+experiment demo {
+  topology = tiny
+  workload = hot
+  sweep { lock = [tas, mcs], threads = 1..2 }
+  run { modes = [sim], duration = 10ms }
+  expect 1s / throughput_ops_s[lock = mcs, threads = 2] in 100ns..300ns
+  expect 1000ms / throughput_ops_s[lock = mcs, threads = 2] < 1us
+  expect 2 * (1s / throughput_ops_s[lock = mcs, threads = 2]) < 1us
+}
+"#,
+    );
+    let values: Vec<f64> = plan.claims.iter().map(|c| at(&band(c).0, 5e6)).collect();
+    assert_eq!(values, [200.0, 200.0, 400.0]);
+    assert_eq!(
+        (band(&plan.claims[0]).1, band(&plan.claims[0]).2),
+        (100.0, 300.0)
+    );
+    assert_eq!(band(&plan.claims[1]).2, 1000.0);
+
+    // The shipped break costs: 1s / rate − 1s / rate, in ns, against 697 ns ± 25 %.
+    let plan = experiment("zone_lock_break.lab");
+    let c = plan
+        .claims
+        .iter()
+        .find(|c| c.id == "break_cost_tas_e2e")
+        .expect("break_cost_tas_e2e");
+    let (e, lo, hi) = band(c);
+    assert_eq!(at(&e, 1e6), 0.0);
+    assert!((lo - 697.0 * 0.75).abs() < 1e-9 && (hi - 697.0 * 1.25).abs() < 1e-9);
+    let Expr::Binary { lhs, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        at(lhs, 1e6),
+        1_000.0,
+        "1 M operations a second: 1000 ns each"
+    );
+}

@@ -149,10 +149,12 @@ pub enum Command {
         #[arg(value_enum)]
         what: BenchWhat,
         /// Rows for the analysis benchmark.
-        #[arg(long, default_value_t = 10_000_000)]
+        #[arg(long, default_value_t = 10_000_000,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         rows: usize,
         /// Iterations for the native benchmark.
-        #[arg(long, default_value_t = 20_000_000)]
+        #[arg(long, default_value_t = 20_000_000,
+              value_parser = clap::value_parser!(u64).range(1..))]
         iters: u64,
     },
     /// Show the language reference (`locklab help language` does the same).
@@ -245,27 +247,29 @@ pub struct LoadArgs {
 /// options passed through to every job.
 #[derive(Debug, Clone, Args)]
 pub struct SlurmArgs {
-    /// Write a Slurm job-array script (and its submit.sh) that runs the sweep in
-    /// shards and merges them; prints where.
+    /// Print a Slurm job-array script on stdout that runs the sweep in shards and
+    /// merges them (`bash job.sh` outside a job submits it: docs/cli.md).
     #[arg(long, value_name = "slurm")]
     pub emit: Option<Emit>,
     /// Number of shards for --emit slurm.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, requires = "emit",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub shards: u32,
     /// Results directory the emitted script writes to.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
     /// Slurm --time of each shard job (e.g. 2:00:00).
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", requires = "emit")]
     pub time: Option<String>,
     /// Slurm --partition.
-    #[arg(long)]
+    #[arg(long, requires = "emit")]
     pub partition: Option<String>,
     /// Slurm --account.
-    #[arg(long)]
+    #[arg(long, requires = "emit")]
     pub account: Option<String>,
     /// Slurm --cpus-per-task of each shard job.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", requires = "emit",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub cpus_per_task: Option<u32>,
 }
 

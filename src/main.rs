@@ -120,11 +120,13 @@ fn main() {
         Command::Completions { shell } => cmd::docs::completions(shell),
         Command::Man => cmd::docs::man(),
     };
+    // Exits wait for an interruption being handled (`cmd::interrupt`), which then
+    // ends the process by its signal.
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => cmd::interrupt::exit(code),
         Err(f) => {
             eprintln!("error: {}", error_text(&f.error));
-            std::process::exit(f.code);
+            cmd::interrupt::exit(f.code);
         }
     }
 }

@@ -27,9 +27,13 @@ pub fn run(dirs: &[PathBuf], out: &Path, force: bool, accept: Accept) -> Result<
         }
     }
     // Held until the process ends: no other locklab writes there meanwhile.
-    let _lock = super::out_dir::claim(out, force)?;
+    // Claimed only if it is still none of the shards once it exists.
+    let _lock = super::out_dir::claim(out, force, dirs.iter().map(PathBuf::as_path))?;
     let _interrupt = super::interrupt::watch(out);
-    locklab_analysis::store::merge(dirs, out).code(exit::RUN_FAILED)?;
+    // Its writes are not cut short: an interruption waits for the merge (records,
+    // tables, manifest), then says it is to be merged again if it did not finish.
+    super::interrupt::uninterrupted(|| locklab_analysis::store::merge(dirs, out))
+        .code(exit::RUN_FAILED)?;
     eprintln!(
         "merged {} shard{} into {}",
         dirs.len(),

@@ -41,11 +41,15 @@ pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
             ),
         ));
     }
+    // Watched before anything is written: an interruption cleans up what it cuts
+    // short, the tables included.
+    let _interrupt = super::interrupt::watch(dir);
     if !dir.join(store::POINTS_FILE).is_file() {
         // Every record is there but the run stopped before its tables.
-        let (writer, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
-        writer.write_tables(&m).code(exit::RUN_FAILED)?;
+        super::interrupt::uninterrupted(|| -> Result<()> {
+            let (writer, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
+            writer.write_tables(&m).code(exit::RUN_FAILED)
+        })?;
     }
-    let _interrupt = super::interrupt::watch(dir);
     super::run::finish(dir, true, accept)
 }

@@ -66,12 +66,9 @@ pub fn run(
     let (new_dir, _lock, created) = match out {
         Some(out) => {
             super::out_dir::refuse_inputs(out, [dir])?;
-            let created = !out.exists();
-            (
-                out.to_path_buf(),
-                super::out_dir::claim(out, force)?,
-                created,
-            )
+            let lock = super::out_dir::claim(out, force, [dir])?;
+            let created = lock.created();
+            (out.to_path_buf(), lock, created)
         }
         None => {
             let (d, lock) =
@@ -103,7 +100,7 @@ pub fn run(
     .inspect_err(|_| {
         // A reproduction that could not run leaves nothing behind it made.
         if created {
-            let _ = std::fs::remove_dir_all(&new_dir);
+            let _ = super::interrupt::uninterrupted(|| std::fs::remove_dir_all(&new_dir));
         }
     })?;
 

@@ -76,7 +76,7 @@ pub fn run(args: &RunArgs, argv: &[String]) -> Result<i32> {
             }
             let manifest = new_manifest(plan, modes, args.quick, overrides, shard, argv);
             let (dir, lock) = match &args.out {
-                Some(dir) => (dir.clone(), super::out_dir::claim(dir, args.force)?),
+                Some(dir) => (dir.clone(), super::out_dir::claim(dir, args.force, [])?),
                 None => {
                     let (parent, name) = default_dir(&manifest);
                     super::out_dir::create_unique(&parent, &name)?
@@ -244,13 +244,17 @@ pub fn execute(
     accept: Accept,
     format: Format,
 ) -> Result<i32> {
-    let writer = if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
-        ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)?
-    } else {
-        let (w, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
-        store::set_status(dir, "running").code(exit::RUN_FAILED)?;
-        w
-    };
+    // Every write into `dir` from here on is done uninterrupted: an interruption
+    // cleans up between writes, never beside one (`interrupt`).
+    let writer = super::interrupt::uninterrupted(|| -> Result<ResultsWriter> {
+        if done.is_empty() && !dir.join(store::MANIFEST_FILE).exists() {
+            ResultsWriter::create(dir, &manifest).code(exit::RUN_FAILED)
+        } else {
+            let (w, _, _) = ResultsWriter::resume(dir).code(exit::RUN_FAILED)?;
+            store::set_status(dir, "running").code(exit::RUN_FAILED)?;
+            Ok(w)
+        }
+    })?;
     let plan = &manifest.plan;
     // Simulated beside native points, the costs should be this CPU's.
     if manifest.modes.contains(&Mode::Sim) && manifest.modes.contains(&Mode::Native) {
@@ -328,13 +332,16 @@ pub fn execute(
     }
     progress.finish_and_clear();
     let writer = writer.into_inner().unwrap();
-    if let Some(e) = write_error.into_inner().unwrap() {
-        return Err(failed(dir, Failure::new(exit::RUN_FAILED, e)));
-    }
-    writer
-        .write_tables(&manifest)
-        .code(exit::RUN_FAILED)
-        .map_err(|f| failed(dir, f))?;
+    let write_error = write_error.into_inner().unwrap();
+    super::interrupt::uninterrupted(|| {
+        if let Some(e) = write_error {
+            return Err(failed(dir, Failure::new(exit::RUN_FAILED, e)));
+        }
+        writer
+            .write_tables(&manifest)
+            .code(exit::RUN_FAILED)
+            .map_err(|f| failed(dir, f))
+    })?;
     let skipped = skipped.into_inner().unwrap();
     eprintln!(
         "ran {} record{} ({} skipped) in {} → {}",
@@ -345,7 +352,8 @@ pub fn execute(
         dir.display()
     );
     if let Some((i, n)) = manifest.shard {
-        store::set_status(dir, "complete").code(exit::RUN_FAILED)?;
+        super::interrupt::uninterrupted(|| store::set_status(dir, "complete"))
+            .code(exit::RUN_FAILED)?;
         match format {
             Format::Text => println!("shard {i}/{n} done; claims are evaluated by merge"),
             Format::Json => println!(
@@ -363,14 +371,14 @@ pub fn execute(
 /// claims.json and (with `report`) the report, then mark the run `complete`; print
 /// the claims table. Returns the exit code the records and the claims call for. A
 /// failure to write marks the run `failed: ...` (as far as the disk allows) and is
-/// exit 3.
+/// exit 3. The writing is done uninterrupted: Ctrl-C meanwhile waits for it.
 pub fn finish(dir: &Path, report: bool, accept: Accept) -> Result<i32> {
     finish_as(dir, report, accept, Format::Text)
 }
 
 /// [`finish`], printing the outcome as `format` asks.
 pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Result<i32> {
-    let written = (|| -> locklab_analysis::Result<_> {
+    let write = || -> locklab_analysis::Result<_> {
         // Rewriting the claims and the report of a complete run: until they are all
         // written again, it is not complete (an interruption leaves `running`, which
         // `report` finishes). The finish time of the run is kept.
@@ -396,11 +404,15 @@ pub fn finish_as(dir: &Path, report: bool, accept: Accept, format: Format) -> Re
         // Last: the records, tables, claims and report are all written.
         store::write_manifest(dir, &results.manifest)?;
         Ok((results, claims, index))
-    })();
-    let (results, claims, index) = written.code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
-    if let Err(e) = super::latest::mark(dir, &results.manifest.plan.experiment) {
-        eprintln!("warning: {e}");
-    }
+    };
+    let (results, claims, index) = super::interrupt::uninterrupted(|| {
+        let written = write().code(exit::RUN_FAILED).map_err(|f| failed(dir, f))?;
+        // `latest` beside the run, replaced by a rename: not left half made either.
+        if let Err(e) = super::latest::mark(dir, &written.0.manifest.plan.experiment) {
+            eprintln!("warning: {e}");
+        }
+        Ok::<_, Failure>(written)
+    })?;
     if let Some(index) = index {
         eprintln!("report: {}", index.display());
     }
@@ -464,25 +476,54 @@ fn exit_code(
     .collect::<BTreeSet<_>>()
     .len();
     if let Some(v) = exit::for_skips(&skips, &gating, pairs) {
-        let what = if v.code == exit::RUN_FAILED {
-            "simulated deadlock"
+        use locklab_model::records::SkipCause;
+        // The causes of `v.lines`, in their order: the points `for_skips` names.
+        let causes: Vec<Option<SkipCause>> = if v.code == exit::RUN_FAILED {
+            vec![Some(SkipCause::Deadlock); v.lines.len()]
         } else {
-            "pinning impossible"
+            skips
+                .iter()
+                .filter(|s| match s.cause {
+                    Some(SkipCause::Pinning) => true,
+                    Some(SkipCause::Host) => s.mode == Mode::Native.as_str(),
+                    _ => false,
+                })
+                .filter(|s| v.all || gating.contains(&s.point))
+                .map(|s| s.cause)
+                .collect()
         };
-        for line in &v.lines {
+        let (mut pinning, mut host) = (false, false);
+        for (i, line) in v.lines.iter().enumerate() {
+            let what = match causes.get(i).copied().flatten() {
+                Some(SkipCause::Deadlock) => "simulated deadlock",
+                Some(SkipCause::Host) => {
+                    host = true;
+                    "placement beyond this host"
+                }
+                _ => {
+                    pinning = true;
+                    "pinning impossible"
+                }
+            };
             eprintln!("error: {what}: {line}");
         }
         // The last line says what the exit code means.
         if v.code == exit::ENVIRONMENT {
-            eprintln!(
-                "environment refused: this machine cannot pin {} (exit {})",
-                if v.all {
-                    "any point of the run"
-                } else {
-                    "the points a gating claim reads"
-                },
-                exit::ENVIRONMENT
-            );
+            let points = if v.all {
+                "any point of the run"
+            } else {
+                "the points a gating claim reads"
+            };
+            let why = match (pinning, host) {
+                (false, true) => {
+                    format!("this machine lacks the CPUs or nodes the placement needs for {points}")
+                }
+                (true, true) => format!(
+                    "this machine cannot pin, or lacks the CPUs or nodes the placement needs for, {points}"
+                ),
+                _ => format!("this machine cannot pin {points}"),
+            };
+            eprintln!("environment refused: {why} (exit {})", exit::ENVIRONMENT);
         }
         return Ok(v.code);
     }
@@ -495,7 +536,8 @@ fn exit_code(
     Ok(by_claims)
 }
 
-/// Record in the manifest why the run failed, if the disk still lets us.
+/// Record in the manifest why the run failed, if the disk still lets us. Called
+/// inside [`super::interrupt::uninterrupted`], as every manifest write is.
 fn failed(dir: &Path, f: Failure) -> Failure {
     let _ = store::set_status(dir, &format!("failed: {}", f.error));
     f

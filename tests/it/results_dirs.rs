@@ -5,7 +5,9 @@
 
 use super::durable::{status as manifest_status, tiny};
 use super::*;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 fn resume(dir: &Path) -> Output {
     locklab()
@@ -81,9 +83,19 @@ fn merge_never_overwrites_a_shard_nor_an_existing_directory_without_force() {
         assert_eq!(tree(&one), before, "shard 1 changed");
         assert_eq!(manifest_status(&one), "complete");
     }
-    // The same directory under another name is still the input.
-    let o = merge(&[&one, &two], &tmp.path().join("sh2/../sh1"), &["--force"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The same directory under another name is still the input, also through a
+    // folder that does not exist yet (which `--out` would create).
+    for name in ["sh2/../sh1", "nx/../sh1", "nx/ny/../../sh1/."] {
+        let o = merge(&[&one, &two], &tmp.path().join(name), &["--force"]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("would overwrite the input"),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert_eq!(tree(&one), before, "{name}: shard 1 changed");
+        assert_eq!(manifest_status(&one), "complete");
+    }
 
     // A complete run in the way: refused as `run` refuses it, replaced with --force.
     let other = tmp.path().join("other");
@@ -163,6 +175,23 @@ fn reproduce_never_overwrites_the_run_it_compares_with_nor_another_without_force
         );
         assert_eq!(tree(&dir), before);
     }
+    // Through a folder that does not exist yet: still the run itself.
+    let o = locklab()
+        .arg("reproduce")
+        .arg(&dir)
+        .arg("--out")
+        .arg(tmp.path().join("nx/../r"))
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("would overwrite the input"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(tree(&dir), before);
+    assert_eq!(manifest_status(&dir), "complete");
     let other = tmp.path().join("other");
     assert_eq!(run_tiny(&file, &other, &[]).status.code(), Some(0));
     let theirs = tree(&other);
@@ -385,7 +414,7 @@ fn default_run_directories_never_collide() {
 }
 
 /// Ctrl-C: the records finished are kept, no temporary file is left, the manifest
-/// says `interrupted`, exit 130; `--resume` completes the run.
+/// says `interrupted`, the process ends by SIGINT; `--resume` completes the run.
 #[test]
 fn an_interrupted_run_cleans_up_and_says_so() {
     let _m = machine();
@@ -405,7 +434,7 @@ experiment long {
     )
     .unwrap();
     let dir = tmp.path().join("r");
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("locklab"))
+    let mut child = interruptible(&[libc::SIGINT], libc::SIG_DFL)
         .args(["run", "--jobs", "1", "--no-report", "--out"])
         .arg(&dir)
         .arg(&file)
@@ -423,10 +452,10 @@ experiment long {
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
-    let code = child.wait().unwrap().code();
+    let status = child.wait().unwrap();
     let mut err = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert_eq!(code, Some(130), "{err}");
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}: {err}");
     assert!(
         err.contains("interrupted") && err.contains("--resume"),
         "{err}"
@@ -623,4 +652,250 @@ experiment div {{
             );
         }
     }
+}
+
+/// `locklab` with `signals` set to `disposition` (`SIG_DFL` or `SIG_IGN`) in the
+/// child, whatever this process has: a test run in the background of a script has
+/// SIGINT ignored, and so would its children.
+fn interruptible(signals: &[libc::c_int], disposition: libc::sighandler_t) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("locklab"));
+    cmd.current_dir(root());
+    let signals = signals.to_vec();
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &sig in &signals {
+                libc::signal(sig, disposition);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Wait until `ready` holds or the child has exited (then `false`), polling.
+fn wait_until(child: &mut std::process::Child, ready: impl Fn() -> bool) -> bool {
+    let started = Instant::now();
+    loop {
+        if ready() {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        assert!(started.elapsed().as_secs() < 60, "the trigger never came");
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+fn any_tmp(dir: &Path) -> bool {
+    dir.is_dir() && tree(dir).iter().any(|f| f.ends_with(".tmp"))
+}
+
+/// Ctrl-C at any point of a run (a record, the tables, the claims and report) or of
+/// a report's rebuild of the tables: the process ends by SIGINT (or exits 0 if it
+/// finished first), the manifest says `complete` or `interrupted`, never `failed`,
+/// a run that finished is never marked `interrupted`, and no temporary file is left
+/// anywhere under the directory.
+#[test]
+fn ctrl_c_at_any_point_leaves_a_complete_or_interrupted_directory_and_no_temporary_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tiny(tmp.path());
+    type Trigger = fn(&Path) -> bool;
+    let triggers: [(&str, Trigger); 4] = [
+        ("a record", |d| {
+            std::fs::read_dir(d.join("parts")).is_ok_and(|mut e| e.next().is_some())
+        }),
+        ("the tables", |d| {
+            d.join(".points.parquet.tmp").exists() || d.join("points.parquet").exists()
+        }),
+        ("the report", |d| d.join("report").exists()),
+        ("the report's plots", |d| {
+            std::fs::read_dir(d.join("report")).is_ok_and(|e| e.count() > 1)
+        }),
+    ];
+    let check = |what: &str, dir: &Path, child: std::process::Child| {
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        let status = manifest_status(dir);
+        assert!(
+            o.status.signal() == Some(libc::SIGINT) || o.status.code() == Some(0),
+            "{what}: {:?}: {err}",
+            o.status
+        );
+        assert!(
+            status == "complete" || status == "interrupted",
+            "{what}: status {status:?}: {err}"
+        );
+        if o.status.code() == Some(0) || err.contains("report:") {
+            assert_eq!(status, "complete", "{what}: a finished run: {err}");
+        }
+        if status == "interrupted" {
+            assert!(err.contains("completes it"), "{what}: {err}");
+        }
+        assert!(!any_tmp(dir), "{what}: {:?}", tree(dir));
+    };
+    for (i, (what, ready)) in triggers.iter().enumerate() {
+        let dir = tmp.path().join(format!("r{i}"));
+        let mut child = interruptible(&[libc::SIGINT], libc::SIG_DFL)
+            .args(["run", "--quick", "--out"])
+            .arg(&dir)
+            .arg(&file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        if wait_until(&mut child, || ready(&dir)) {
+            // SAFETY: a signal to the child this test started.
+            unsafe {
+                libc::kill(child.id() as i32, libc::SIGINT);
+            }
+        }
+        check(what, &dir, child);
+    }
+    // `report` rebuilding the tables of a run whose tables are gone.
+    let dir = tmp.path().join("r0");
+    if manifest_status(&dir) == "interrupted" {
+        let o = resume(&dir);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    for f in ["points.parquet", "threads.parquet", "handoffs.parquet"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let mut child = interruptible(&[libc::SIGINT], libc::SIG_DFL)
+        .arg("report")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    if wait_until(&mut child, || {
+        dir.join(".points.parquet.tmp").exists() || dir.join("points.parquet").exists()
+    }) {
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+    }
+    check("report", &dir, child);
+}
+
+/// A SIGINT or SIGTERM that the parent set to be ignored (a script's `cmd &`) is
+/// ignored: the run goes on to complete.
+#[test]
+fn a_signal_the_parent_ignored_stays_ignored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tiny(tmp.path());
+    let dir = tmp.path().join("r");
+    let mut child = interruptible(&[libc::SIGINT, libc::SIGTERM], libc::SIG_IGN)
+        .args(["run", "--quick", "--out"])
+        .arg(&dir)
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let parts = || std::fs::read_dir(dir.join("parts")).is_ok_and(|mut e| e.next().is_some());
+    assert!(
+        wait_until(&mut child, parts),
+        "the run ended before its first record"
+    );
+    // SAFETY: signals to the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}: {}", o.status, stderr(&o));
+    assert_eq!(manifest_status(&dir), "complete");
+}
+
+/// Ctrl-C in a shell loop stops the loop: locklab ends by the signal, as bash
+/// expects of a program it ran, not by exiting 130 (bash goes on after that).
+#[test]
+fn ctrl_c_stops_a_shell_loop_of_runs() {
+    if Command::new("bash").arg("-c").arg("true").output().is_err() {
+        eprintln!("bash not found: the shell loop cannot be set up here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tiny(tmp.path());
+    let bin = assert_cmd::cargo::cargo_bin("locklab");
+    let script = format!(
+        "for i in 1 2 3; do {} run --quick --out \"$D/w$i\" \"$F\" >/dev/null 2>&1; echo \"after $i rc=$?\"; done",
+        bin.display()
+    );
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(&script)
+        .env("D", tmp.path())
+        .env("F", &file)
+        .stdout(std::process::Stdio::piped());
+    // SAFETY: only async-signal-safe calls between fork and exec: a process group of
+    // its own (the terminal's Ctrl-C signals the foreground group), SIGINT as a
+    // terminal's shell has it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setpgid(0, 0);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut shell = cmd.spawn().unwrap();
+    let w1 = tmp.path().join("w1");
+    let ready = || std::fs::read_dir(w1.join("parts")).is_ok_and(|mut e| e.next().is_some());
+    assert!(wait_until(&mut shell, ready), "the loop ended early");
+    // SAFETY: a signal to the process group this test started.
+    unsafe {
+        libc::kill(-(shell.id() as i32), libc::SIGINT);
+    }
+    let o = shell.wait_with_output().unwrap();
+    let out = stdout(&o);
+    assert!(!tmp.path().join("w2").exists(), "the loop went on: {out}");
+    assert!(!out.contains("after 2"), "{out}");
+    // Interrupted where it was: among the records, or finishing (then complete).
+    let status = manifest_status(&w1);
+    assert!(
+        status == "interrupted" || status == "complete",
+        "{status}: {out}"
+    );
+}
+
+/// A native point placed on a CPU the host does not have is reported as that, not
+/// as pinning impossible; still exit 4.
+#[test]
+fn a_point_on_a_cpu_the_host_lacks_is_not_called_a_pinning_failure() {
+    let _m = machine();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("far.lab");
+    std::fs::write(
+        &file,
+        "topology box { sockets = 1, cores = 4, transfer { llc = 40ns } }
+experiment far {
+  topology = box
+  workload = single { critical = 100ns }
+  placement = [4095]
+  sweep { lock = [mcs], threads = [1] }
+  run { modes = [native], duration = 5ms }
+  expect throughput_ops_s > 1
+}
+",
+    )
+    .unwrap();
+    let o = locklab()
+        .args(["run", "--no-report", "--out"])
+        .arg(tmp.path().join("r"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("CPU 4095 is not on this machine"), "{err}");
+    assert!(!err.contains("pinning impossible"), "{err}");
+    assert!(!err.contains("cannot pin"), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.contains("lacks the CPUs or nodes") && last.contains("exit 4"),
+        "{last}"
+    );
 }

@@ -215,3 +215,33 @@ fn merge_refuses_a_missing_or_foreign_shard() {
     let out = merge(&[&one, &two]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Slurm options mean nothing without `--emit slurm`, and zero shards or CPUs per
+/// task are no job: usage errors, not silently ignored or emitted.
+#[test]
+fn slurm_options_without_emit_or_of_zero_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tiny(tmp.path());
+    for args in [
+        vec!["--shards", "2"],
+        vec!["--cpus-per-task", "2"],
+        vec!["--time", "1:00:00"],
+        vec!["--emit", "slurm", "--cpus-per-task", "0"],
+        vec!["--emit", "slurm", "--shards", "0"],
+    ] {
+        let o = locklab()
+            .arg("plan")
+            .arg(&file)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    let ok = locklab()
+        .arg("plan")
+        .arg(&file)
+        .args(["--emit", "slurm", "--shards", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+}

@@ -21,6 +21,21 @@ pub(super) fn label(lo: f64, hi: f64, strict: bool) -> String {
     label_with(lo, hi, strict, fmt_num)
 }
 
+/// A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
+fn is_duration(expr: &Expr) -> bool {
+    matches!(expr, Expr::Metric(m) if m.metric.ends_with("_ns"))
+}
+
+/// The expectation as shown, measured or not: a bare duration metric's bounds in
+/// time units.
+pub(super) fn expectation(expr: &Expr, lo: f64, hi: f64, strict: bool) -> String {
+    if is_duration(expr) {
+        label_with(lo, hi, strict, units::duration)
+    } else {
+        label(lo, hi, strict)
+    }
+}
+
 fn label_with(lo: f64, hi: f64, strict: bool, f: fn(f64) -> String) -> String {
     match (lo.is_finite(), hi.is_finite(), strict) {
         (true, true, false) => format!("in [{}, {}]", f(lo), f(hi)),
@@ -95,21 +110,18 @@ pub(super) fn evaluate(r: &mut Reading, band: &Band) -> Res<Outcome> {
             );
         }
     }
-    // A bare duration metric reads better in time units (`≤ 31ms`, not `3.1e7`).
-    let is_ns = matches!(expr, Expr::Metric(m) if m.metric.ends_with("_ns"));
-    let (expectation, measured_text) = if is_ns && est.value.is_finite() {
+    let measured_text = if is_duration(expr) && est.value.is_finite() {
         let d = units::duration;
-        let measured = if est.lo == est.hi {
+        if est.lo == est.hi {
             d(est.value)
         } else {
             format!("{} [{}, {}]", d(est.value), d(est.lo), d(est.hi))
-        };
-        (label_with(lo, hi, strict, d), measured)
+        }
     } else {
-        (label(lo, hi, strict), String::new())
+        String::new()
     };
     Ok(Outcome {
-        expectation,
+        expectation: expectation(expr, lo, hi, strict),
         measured: Some(est),
         measured_text,
         verdict,
@@ -153,5 +165,24 @@ mod tests {
         );
         assert_eq!(label(0.0, f64::INFINITY, true), "> 0");
         assert_eq!(label(f64::NEG_INFINITY, 1.0, false), "≤ 1");
+    }
+
+    #[test]
+    fn a_duration_bound_is_shown_in_time_units_measured_or_not() {
+        let metric = |name: &str| {
+            Expr::Metric(locklab_model::plan::MetricRef {
+                metric: name.into(),
+                select: Vec::new(),
+                baseline: None,
+                baseline_select: Vec::new(),
+                target: Default::default(),
+            })
+        };
+        // What the claims table shows even when nothing was measured (a skipped
+        // claim): `≤ 1ms`, not `≤ 1.000e6`.
+        let e = expectation(&metric("wait_max_ns"), f64::NEG_INFINITY, 1e6, false);
+        assert_eq!(e, "≤ 1ms");
+        let e = expectation(&metric("jain"), 0.9, f64::INFINITY, false);
+        assert_eq!(e, "≥ 0.9");
     }
 }

@@ -85,7 +85,13 @@ impl Outcome {
 
 fn expectation_of(c: &Claim) -> String {
     match &c.kind {
-        ClaimKind::Band { lo, hi, strict, .. } => band::label(*lo, *hi, *strict),
+        ClaimKind::Band {
+            expr,
+            lo,
+            hi,
+            strict,
+            ..
+        } => band::expectation(expr, *lo, *hi, *strict),
         ClaimKind::Ordering {
             op,
             min_gap,

@@ -225,24 +225,26 @@ fn ordering_with_gap_and_spread() {
     assert_eq!(tied.verdict, Verdict::Inconclusive, "{tied:?}");
 }
 
+/// CNA's speedup over stock at 16 threads falls as the threshold grows.
+fn cna_speedup_falls_with_the_threshold() -> ClaimKind {
+    ClaimKind::Trend {
+        metric: mref(
+            "speedup",
+            &[("lock", s("cna")), ("threads", Value::Int(16))],
+            Some("stock"),
+        ),
+        axis: "threshold".into(),
+        values: thresholds(),
+        direction: TrendDirection::Decreasing,
+        min_rho: 0.8,
+        series: Default::default(),
+    }
+}
+
 #[test]
 fn trends_over_axes_and_cpus() {
     let r = run(vec![
-        (
-            "thr",
-            ClaimKind::Trend {
-                metric: mref(
-                    "speedup",
-                    &[("lock", s("cna")), ("threads", Value::Int(16))],
-                    Some("stock"),
-                ),
-                axis: "threshold".into(),
-                values: thresholds(),
-                direction: TrendDirection::Decreasing,
-                min_rho: 0.8,
-                series: Default::default(),
-            },
-        ),
+        ("thr", cna_speedup_falls_with_the_threshold()),
         (
             "thr_up",
             ClaimKind::Trend {
@@ -940,21 +942,7 @@ fn a_divisor_zero_in_some_repetitions_leaves_the_claim_undecided() {
         // lower end, though every draw with a value is at least 0.
         ("nan", band(div(zeroish(), den()), -1.0, inf)),
         // Speedups over a baseline whose throughput is 0 in some repetitions.
-        (
-            "trend",
-            ClaimKind::Trend {
-                metric: mref(
-                    "speedup",
-                    &[("lock", s("cna")), ("threads", Value::Int(16))],
-                    Some("stock"),
-                ),
-                axis: "threshold".into(),
-                values: thresholds(),
-                direction: TrendDirection::Decreasing,
-                min_rho: 0.8,
-                series: Default::default(),
-            },
-        ),
+        ("trend", cna_speedup_falls_with_the_threshold()),
     ];
     let plan = with_claims(
         plan(),

@@ -44,11 +44,17 @@ impl Clh {
     }
 
     /// The tail starts at the spare node; the arena starts zeroed, so read 0 as it.
+    /// A branch, not a select: a 0 is seen once per lock, and through a select the
+    /// address of the flag to wait on would wait for the spare's loads, which
+    /// natively cannot start before the exchange ends (one L1 hit more on the path
+    /// from the exchange to the wait).
+    #[inline(always)]
     fn tail_node(&self, raw: u64) -> u64 {
-        if raw == 0 {
-            self.spare()
-        } else {
+        if raw != 0 {
             raw
+        } else {
+            super::cold_path();
+            self.spare()
         }
     }
 

@@ -13,11 +13,17 @@ pub const BOOTSTRAP_RESAMPLES: usize = 2000;
 /// Seed of every bootstrap, so the same results always give the same intervals.
 pub const BOOTSTRAP_SEED: u64 = 0x6c6f_636b_6c61_6221;
 
-/// A measured value with its 95 % confidence interval.
+/// A measured value with its 95 % confidence interval. In JSON a value that does
+/// not apply (NaN) is `null` and an infinite one (an interval's end over a divisor
+/// that is zero in some resamples) the string `"inf"` or `"-inf"`: JSON has no
+/// number for either, and both read back as they were written.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Estimate {
+    #[serde(with = "json_f64")]
     pub value: f64,
+    #[serde(with = "json_f64")]
     pub lo: f64,
+    #[serde(with = "json_f64")]
     pub hi: f64,
     /// Samples behind it (repetitions); 0 when nothing was measured.
     pub n: usize,
@@ -383,6 +389,46 @@ pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
         0.0
     } else {
         sxy / (sxx * syy).sqrt()
+    }
+}
+
+/// An `f64` in JSON: a number when finite, `null` for NaN, `"inf"` / `"-inf"` for the
+/// infinities (serde_json alone writes all three as `null`, which it then refuses to
+/// read back as an `f64`).
+mod json_f64 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_none()
+        } else if *v > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Number(f64),
+            Text(String),
+        }
+        match Option::<Repr>::deserialize(d)? {
+            None => Ok(f64::NAN),
+            Some(Repr::Number(v)) => Ok(v),
+            Some(Repr::Text(t)) => match t.as_str() {
+                "inf" | "+inf" | "infinity" => Ok(f64::INFINITY),
+                "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+                "nan" | "NaN" => Ok(f64::NAN),
+                other => Err(serde::de::Error::custom(format!(
+                    "expected a number, null, \"inf\" or \"-inf\", found \"{other}\""
+                ))),
+            },
+        }
     }
 }
 

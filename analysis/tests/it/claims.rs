@@ -1001,9 +1001,12 @@ fn a_divisor_zero_in_some_repetitions_leaves_the_claim_undecided() {
     for c in &r {
         assert!(!c.detail.contains("division by zero"), "{c:?}");
     }
+    // An infinite end survives claims.json (JSON has no number for it).
+    assert!(reads_back(&r) > 0, "nothing infinite to read back");
 
     // Zero in every repetition: the claim has no value.
     let r = evaluate([0.0; 3], [true; 3]);
+    reads_back(&r);
     for id in ["below", "above", "order", "nan", "trend"] {
         let c = one(&r, id);
         assert_eq!(c.verdict, Verdict::Error, "{id}: {c:?}");
@@ -1027,4 +1030,32 @@ fn a_divisor_zero_in_some_repetitions_leaves_the_claim_undecided() {
     }
     let m = one(&r, "below").measured.unwrap();
     assert!(m.lo >= 400.0 / 274.0 && m.hi <= 402.0 / 272.0, "{m:?}");
+}
+
+/// Asserts that `claims` written to claims.json and read back are the same, every
+/// estimate's infinities and NaNs included; returns how many values were not finite.
+fn reads_back(claims: &[ClaimResult]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    claims::write_claims_json(dir.path(), claims).unwrap();
+    let back = claims::read_claims_json(dir.path()).unwrap();
+    let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+    let estimates = |c: &ClaimResult| {
+        c.measured
+            .iter()
+            .chain(c.terms.iter().map(|t| &t.value))
+            .flat_map(|e| [e.value, e.lo, e.hi])
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(back.len(), claims.len());
+    let mut non_finite = 0;
+    for (a, b) in claims.iter().zip(&back) {
+        let (ea, eb) = (estimates(a), estimates(b));
+        assert_eq!(ea.len(), eb.len(), "{}", a.id);
+        for (x, y) in ea.iter().zip(&eb) {
+            assert!(same(*x, *y), "{}: wrote {x}, read {y}", a.id);
+            non_finite += usize::from(!x.is_finite());
+        }
+        assert_eq!((a.verdict, &a.detail), (b.verdict, &b.detail));
+    }
+    non_finite
 }

@@ -235,6 +235,13 @@ pub struct Futex {
     /// From the write that ends a sleep to the sleeper running again (the wake call,
     /// the scheduler, an idle CPU's exit from its idle state).
     pub latency_ns: u64,
+    /// What glibc's `pthread_mutex_lock` and `pthread_mutex_unlock` cost together
+    /// beyond the two atomics the model gives them (a compare-and-swap and a swap):
+    /// the calls, the mutex-kind checks, the owner and user-count stores. The
+    /// simulated `pthread` pays half before each of those atomics; `std` and
+    /// `parking_lot` are inlined Rust whose atomics are their cost.
+    #[serde(default)]
+    pub pthread_call_ns: u64,
 }
 
 impl Futex {
@@ -244,6 +251,7 @@ impl Futex {
         wake_ns: 0,
         wake_sleeper_ns: 1_000,
         latency_ns: 3_000,
+        pthread_call_ns: 0,
     };
 }
 

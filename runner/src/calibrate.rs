@@ -13,8 +13,9 @@
 //!   that waits and a plain store that answers ([`Handoff::LoadStore`], as a spinning
 //!   waiter and a releasing holder do): checks, printed beside the fit.
 //! - [`one_cpu_costs`]: an uncontended read-modify-write, a full fence and a `pause`
-//!   on one CPU (`atomic`, `memory { fence }` and `pause`); [`tas_loop_rounds`]: one
-//!   operation of the native loop (`overhead`).
+//!   on one CPU (`atomic`, `memory { fence }` and `pause`); [`loop_rounds`]: one
+//!   operation of the native loop with a TAS lock (`overhead`) and with a pthread
+//!   mutex (`futex { pthread_call }`).
 //! - [`futex_costs`]: the kernel's futex between two CPUs (a wait that returns at
 //!   once, a wake call, the wake-up latency): the simulated OS mutexes' `futex`.
 //! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
@@ -33,7 +34,7 @@ use crate::host::{topology_as_lab_with, Measured, Transfer};
 use crate::native::env::narrow_store;
 use crate::native::pin;
 use locklab_model::manifest::HostInfo;
-use locklab_model::plan::UPGRADE_MAX;
+use locklab_model::plan::{LockAlgo, UPGRADE_MAX};
 use locklab_model::records::placement_groups;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
@@ -228,22 +229,24 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
     })
 }
 
-/// ns per operation of the native single-lock loop with an uncontended TAS lock,
-/// pinned to `cpu`: the lock's swap and release plus the loop and its bookkeeping, in
-/// the language's default shape (no work, one data line, which the holder writes and
+/// ns per operation of the native single-lock loop with an uncontended lock `algo`,
+/// pinned to `cpu`: the lock's atomics plus the loop and its bookkeeping, in the
+/// language's default shape (no work, one data line, which the holder writes and
 /// marks: `recording = sampled`). The simulator prices those hits at nothing, so the
-/// loop's time for them belongs in `overhead`. Each of five rounds is one 100 ms
+/// TAS loop's time for them belongs in `overhead`; what the pthread loop takes beyond
+/// it and its one atomic more is glibc's code (`futex { pthread_call }`, priced by
+/// [`pthread_call_ns`]). Each of five rounds is one 100 ms
 /// window of the loop, as a run's; the rounds, for the caller to take their median
 /// (not the best: the loop's own instructions run at two speeds on a shared machine,
 /// and a run's window sees both, while a locked operation's latency hardly changes).
-pub fn tas_loop_rounds(cpu: u32) -> Vec<f64> {
+pub fn loop_rounds(cpu: u32, algo: &LockAlgo) -> Vec<f64> {
     std::thread::scope(|s| {
         s.spawn(move || {
             pin::pin_current(cpu).ok()?;
             let work = crate::native::calibrate();
             Some(crate::native::bench::harness_rounds(
                 &work,
-                &locklab_model::plan::LockAlgo::Tas,
+                algo,
                 2_000_000,
                 locklab_model::plan::Recording::Sampled,
                 1,
@@ -256,6 +259,15 @@ pub fn tas_loop_rounds(cpu: u32) -> Vec<f64> {
         .flatten()
         .unwrap_or_default()
     })
+}
+
+/// `futex { pthread_call }` from the native loop's medians (ns per operation) with a
+/// TAS lock and with a pthread mutex and the atomic: the simulated TAS loop costs
+/// `atomic + overhead`, its pthread loop a compare-and-swap, a swap, `overhead` and
+/// the call, so the call is what the pthread loop takes beyond the TAS loop and one
+/// atomic (rounded as `atomic` and `overhead` are printed).
+pub fn pthread_call_ns(tas_loop: f64, pthread_loop: f64, atomic: f64) -> f64 {
+    (pthread_loop - tas_loop.round() - atomic.round()).max(0.0)
 }
 
 /// What `topo --measure` measured between one pair of CPUs of a distance level.
@@ -365,8 +377,10 @@ struct Fitted {
 
 /// Everything `topo --measure` measures, once.
 struct Pass {
-    /// The native loop's rounds, ns per operation.
+    /// The native loop's rounds with a TAS lock and with a pthread mutex, ns per
+    /// operation.
     tas_loop: Vec<f64>,
+    pthread_loop: Vec<f64>,
     by_level: BTreeMap<Distance, PairCosts>,
     one_cpu: Option<OneCpu>,
     futex: Option<FutexCosts>,
@@ -380,7 +394,8 @@ fn measure_pass(
     usable: &dyn Fn(u32) -> bool,
     (first, second): (Option<u32>, Option<u32>),
 ) -> Pass {
-    let mut tas_loop = first.map(tas_loop_rounds).unwrap_or_default();
+    let tas = |cpu| loop_rounds(cpu, &LockAlgo::Tas);
+    let mut tas_loop = first.map(tas).unwrap_or_default();
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -406,9 +421,13 @@ fn measure_pass(
     let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
-    tas_loop.extend(first.map(tas_loop_rounds).unwrap_or_default());
+    tas_loop.extend(first.map(tas).unwrap_or_default());
+    let pthread_loop = first
+        .map(|cpu| loop_rounds(cpu, &LockAlgo::Pthread))
+        .unwrap_or_default();
     Pass {
         tas_loop,
+        pthread_loop,
         by_level,
         one_cpu,
         futex,
@@ -427,6 +446,10 @@ fn combine(passes: Vec<Pass>) -> Pass {
     let tas_loop = passes
         .iter()
         .flat_map(|p| p.tas_loop.iter().copied())
+        .collect();
+    let pthread_loop = passes
+        .iter()
+        .flat_map(|p| p.pthread_loop.iter().copied())
         .collect();
     let one: Vec<OneCpu> = passes.iter().filter_map(|p| p.one_cpu).collect();
     let o = |g: fn(&OneCpu) -> f64| median_of(one.iter().map(g));
@@ -507,6 +530,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
         .collect();
     Pass {
         tas_loop,
+        pthread_loop,
         by_level,
         one_cpu,
         futex,
@@ -542,11 +566,13 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
         .collect();
     let Pass {
         tas_loop: tas_loop_rounds,
+        pthread_loop,
         by_level,
         one_cpu,
         futex,
     } = combine(all);
     let tas_loop = median_of(tas_loop_rounds);
+    let pthread_loop = median_of(pthread_loop);
     let mut s = format!(
         "# measured on this host, the median of {passes} pass(es) a second apart (in each, one\n\
          # CPU: the best of five rounds, the native loop ten 100 ms rounds; pairs: the median\n\
@@ -570,6 +596,11 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     if let Some(l) = tas_loop {
         s.push_str(&format!(
             "#   one CPU: an uncontended TAS operation of the native loop (one data line) {l:.1} ns\n"
+        ));
+    }
+    if let Some(l) = pthread_loop {
+        s.push_str(&format!(
+            "#   one CPU: the same with a pthread mutex {l:.1} ns\n"
         ));
     }
     match (futex, first.zip(second)) {
@@ -682,6 +713,9 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
             request_arrival,
             migratory,
             forward_stall_ns: one_cpu.and_then(|o| o.forward_stall),
+            pthread_call_ns: tas_loop
+                .zip(pthread_loop)
+                .map(|(t, p)| pthread_call_ns(t, p, atomic)),
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
             futex,
@@ -1401,6 +1435,7 @@ mod tests {
         );
         Pass {
             tas_loop: vec![8.0 + x, 16.0 + x],
+            pthread_loop: vec![20.0 + x],
             by_level,
             one_cpu: Some(OneCpu {
                 atomic: 6.0 + x,
@@ -1457,13 +1492,24 @@ mod tests {
         // The loop keeps every round of every pass: 8, 9, 16, 17, 28, 36.
         assert_eq!(c.tas_loop.len(), 6);
         assert_eq!(median_of(c.tas_loop), Some(16.5));
+        assert_eq!(median_of(c.pthread_loop), Some(21.0));
         assert_eq!(median_of(Vec::new()), None);
+    }
+
+    /// The simulated pthread loop is a CAS, a swap, `overhead` (the TAS loop less
+    /// one atomic, both rounded) and the call: a TAS loop of 3.7 ns with a 1.9 ns
+    /// atomic gives `overhead = 2`, so a pthread loop of 8.8 ns leaves 8.8 − 4 − 2.
+    #[test]
+    fn the_pthread_call_is_its_loop_beyond_the_tas_loop_and_one_atomic() {
+        assert!((pthread_call_ns(3.7, 8.8, 1.9) - 2.8).abs() < 1e-9);
+        assert_eq!(pthread_call_ns(3.7, 5.0, 1.9), 0.0);
     }
 
     #[test]
     fn a_pass_that_measured_nothing_leaves_the_others() {
         let empty = Pass {
             tas_loop: Vec::new(),
+            pthread_loop: Vec::new(),
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,
@@ -1482,6 +1528,7 @@ mod tests {
         );
         let none = combine(vec![Pass {
             tas_loop: Vec::new(),
+            pthread_loop: Vec::new(),
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,

@@ -165,6 +165,13 @@ pub trait Env {
     fn overhead(&self) -> impl Future<Output = ()> {
         std::future::ready(())
     }
+    /// Instructions that no memory operation prices, lasting `ns` (an OS mutex's
+    /// library code: `futex { pthread_call }`): simulated a delay, as `overhead`;
+    /// natively nothing, the real code takes its real time.
+    fn instructions(&self, ns: u64) -> impl Future<Output = ()> {
+        let _ = ns;
+        std::future::ready(())
+    }
     /// Time in the kernel lasting `ns` (the simulated OS mutexes' futex calls): as
     /// `work`, except that a simulated core runs nothing ahead into it (a system
     /// call is no independent work; `memory { run_ahead }`).

@@ -438,6 +438,9 @@ pub struct Measured {
     /// The kernel's futex (`futex { wait, wake, wake_sleeper, latency }`), when
     /// measured.
     pub futex: Option<crate::calibrate::FutexCosts>,
+    /// What glibc's lock and unlock add to their two atomics, ns, when measured
+    /// (`futex { pthread_call }`).
+    pub pthread_call_ns: Option<f64>,
     /// What `transfer` was fitted to, for the output's header.
     pub transfer_from: &'static str,
 }
@@ -577,14 +580,19 @@ pub fn topology_as_lab_with(
             if !memory.is_empty() {
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));
             }
+            let mut futex = Vec::new();
             if let Some(f) = m.futex {
-                s.push_str(&format!(
-                    "  futex {{ wait = {}, wake = {}, wake_sleeper = {}, latency = {} }}\n",
-                    ns(f.wait),
-                    ns(f.wake),
-                    ns(f.wake_sleeper),
-                    ns(f.latency)
-                ));
+                futex.push(format!("wait = {}", ns(f.wait)));
+                futex.push(format!("wake = {}", ns(f.wake)));
+                futex.push(format!("wake_sleeper = {}", ns(f.wake_sleeper)));
+                futex.push(format!("latency = {}", ns(f.latency)));
+            }
+            if let Some(c) = m.pthread_call_ns {
+                // May be 0 (glibc's code hidden under its atomics).
+                futex.push(format!("pthread_call = {}ns", c.round().max(0.0) as u64));
+            }
+            if !futex.is_empty() {
+                s.push_str(&format!("  futex {{ {} }}\n", futex.join(", ")));
             }
             // Where these costs hold: `run` and `compare --sim-vs-native` warn when
             // the native side runs on another CPU.

@@ -106,6 +106,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
             wake_sleeper: 6080.0,
             latency: 19055.0,
         }),
+        pthread_call_ns: Some(2.4),
         transfer_from: "a load of a line the other CPU modified",
     };
     let lab = topology_as_lab_with(
@@ -116,7 +117,10 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     assert!(
         lab.contains("upgrade = 1.62,")
             && lab.contains("reread_overlap = 0.97, migratory = true }")
-            && lab.contains("# not applied: memory { forward_stall = 4ns }"),
+            && lab.contains("# not applied: memory { forward_stall = 4ns }")
+            && lab.contains(
+                "futex { wait = 450ns, wake = 234ns, wake_sleeper = 6080ns, latency = 19055ns, pthread_call = 2ns }"
+            ),
         "{lab}"
     );
     let checked = check(&lab);

@@ -348,8 +348,8 @@ impl Ctx<'_> {
         }
     }
 
-    /// `futex { wait, wake, wake_sleeper, latency }`: every key optional, the defaults
-    /// [`Futex::DEFAULT`]'s.
+    /// `futex { wait, wake, wake_sleeper, latency, pthread_call }`: every key optional,
+    /// the defaults [`Futex::DEFAULT`]'s.
     fn futex(&mut self, env: Env, file: usize, v: &Val) -> Option<Futex> {
         if !matches!(v.kind, ValKind::Record { ctor: None, .. }) {
             self.mismatch(
@@ -365,7 +365,7 @@ impl Ctx<'_> {
             file,
             v,
             "`futex`",
-            &["wait", "wake", "wake_sleeper", "latency"],
+            &["wait", "wake", "wake_sleeper", "latency", "pthread_call"],
             &[],
         );
         let d = Futex::DEFAULT;
@@ -381,11 +381,17 @@ impl Ctx<'_> {
             d.wake_sleeper_ns,
         );
         let latency = dur("latency", "`futex { latency }`", d.latency_ns);
+        let pthread_call = dur(
+            "pthread_call",
+            "`futex { pthread_call }`",
+            d.pthread_call_ns,
+        );
         Some(Futex {
             wait_ns: wait?,
             wake_ns: wake?,
             wake_sleeper_ns: wake_sleeper?,
             latency_ns: latency?,
+            pthread_call_ns: pthread_call?,
         })
     }
 

@@ -139,6 +139,18 @@ fn the_futex_costs_can_be_given_key_by_key_and_a_misspelt_key_is_named() {
             wake_ns: Futex::DEFAULT.wake_ns,
             wake_sleeper_ns: 9_000,
             latency_ns: 25_000,
+            pthread_call_ns: 0,
+        }
+    );
+    let c = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, futex { pthread_call = 3ns } }",
+    )
+    .unwrap();
+    assert_eq!(
+        c.futex,
+        Futex {
+            pthread_call_ns: 3,
+            ..Futex::DEFAULT
         }
     );
     let e = costs_of(

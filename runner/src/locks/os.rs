@@ -18,6 +18,8 @@
 //! word to be written away from 2 (the release, whose wake call follows it) and runs
 //! again `latency` later; a release that finds the word at 2 pays the wake call,
 //! `wake_sleeper` if a thread sleeps and `wake` if none does.
+//! glibc's own code around pthread's atomics is `futex { pthread_call }` (measured by
+//! `topo --measure`; `std` and `parking_lot` are inlined Rust, their atomics their cost).
 //! `parking_lot`'s eventual-fairness hand-off (every ~0.5 ms) is not modelled, nor the
 //! scheduler beyond that latency: the model compares shapes and, calibrated, the cost
 //! of the system calls around a contended mutex.
@@ -214,6 +216,7 @@ impl OsLock {
     // --- model ----------------------------------------------------------------
 
     async fn model_lock<E: Env>(&self, env: &E) {
+        self.library_code(env, false).await;
         if env.cas(self.word, 0, 1, Acquire).await.is_ok() {
             return;
         }
@@ -256,6 +259,7 @@ impl OsLock {
     }
 
     async fn model_try<E: Env>(&self, env: &E) -> bool {
+        self.library_code(env, false).await;
         env.cas(self.word, 0, 1, Acquire).await.is_ok()
     }
 
@@ -264,6 +268,7 @@ impl OsLock {
     }
 
     async fn model_unlock<E: Env>(&self, env: &E) {
+        self.library_code(env, true).await;
         // Release: the next owner's Acquire RMW sees our critical section.
         if env.swap(self.word, 0, Release).await == 2 {
             // futex_wake, paid by the releaser: dear if it wakes a sleeper (still
@@ -279,6 +284,17 @@ impl OsLock {
                 env.syscall(cost).await;
             }
         }
+    }
+
+    /// glibc's code around pthread's atomics (`futex { pthread_call }`, for a lock and
+    /// an unlock together): half before the lock's (or trylock's) compare-and-swap,
+    /// the rest before the unlock's swap. `std` and `parking_lot` pay nothing here.
+    fn library_code<'a, E: Env>(&self, env: &'a E, unlock: bool) -> impl Future<Output = ()> + 'a {
+        let call = match self.kind {
+            OsKind::Pthread => env.futex().pthread_call_ns,
+            OsKind::Std | OsKind::ParkingLot => 0,
+        };
+        env.instructions(if unlock { call - call / 2 } else { call / 2 })
     }
 
     /// The spin phase before sleeping; returns the last state read.

@@ -1023,13 +1023,14 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn overhead(&self) -> impl Future<Output = ()> {
-        let ns = self.m.overhead_ns;
-        // No event at all without an overhead: the records of a topology without one
+        self.instructions(self.m.overhead_ns)
+    }
+    #[inline]
+    async fn instructions(&self, ns: u64) {
+        // No event at all for none: the records of a topology without such costs
         // stay what they were.
-        async move {
-            if ns > 0 {
-                self.op(Op::Delay(ns)).await
-            }
+        if ns > 0 {
+            self.op(Op::Delay(ns)).await
         }
     }
     #[inline]

@@ -1204,6 +1204,7 @@ const DEAR_FUTEX: locklab_model::plan::Futex = locklab_model::plan::Futex {
     wake_ns: 100,
     wake_sleeper_ns: 4_000,
     latency_ns: 20_000,
+    pthread_call_ns: 0,
 };
 
 /// The simulated OS mutex (pthread's: no spinning) prices the kernel by the
@@ -1272,6 +1273,49 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
     let (granted, released) = run(1_200);
     assert_eq!(released, 1_255 + 100);
     assert!((1_360..1_360 + 300).contains(&granted), "{granted}");
+}
+
+/// `futex { pthread_call }`: the simulated pthread pays glibc's code around its
+/// atomics, half before the lock's compare-and-swap and the rest before the unlock's
+/// swap; `std` (inlined Rust) pays nothing. One thread alone, on an owned line.
+#[test]
+fn pthread_pays_its_library_code_around_its_atomics() {
+    use crate::locks::os::{OsKind, OsLock};
+    use crate::locks::{LocalState, Lock, Site};
+    // (acquired, released) of the second acquisition, the line then owned.
+    let run = |kind: OsKind, call_ns: u64| {
+        let mut m = spec(1, 2, 1, 10, 50, 190);
+        m.costs.futex.pthread_call_ns = call_ns;
+        let sl = slots(&m, PlacementKind::Scatter, 1);
+        let mut alloc = LineAlloc::new();
+        let site = Site {
+            id: 0,
+            nthreads: 1,
+            asks_contended: false,
+        };
+        let lock = OsLock::new(&mut alloc, site, kind);
+        let mach = machine(&m, &sl, alloc.count(), 1);
+        let env = mach.env(0);
+        let times = Cell::new((0, 0));
+        let (lock, e, t) = (&lock, &env, &times);
+        let futs: Vec<Fut> = vec![Box::pin(async move {
+            let mut local = LocalState::new(0, 1);
+            lock.acquire(e, &mut local).await;
+            lock.release(e, &mut local).await;
+            let start = e.now();
+            lock.acquire(e, &mut local).await;
+            let acquired = e.now() - start;
+            lock.release(e, &mut local).await;
+            t.set((acquired, e.now() - start));
+        })];
+        run_all(&mach, futs);
+        times.get()
+    };
+    // A compare-and-swap and a swap on an owned line: the atomic's 5 ns each.
+    assert_eq!(run(OsKind::Pthread, 0), (5, 10));
+    // 11 ns of library code: 5 before the lock's CAS, 6 before the unlock's swap.
+    assert_eq!(run(OsKind::Pthread, 11), (10, 21));
+    assert_eq!(run(OsKind::Std, 11), (5, 10));
 }
 
 /// Several sleepers on dear futex costs: every OS mutex model runs four threads to the

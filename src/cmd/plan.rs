@@ -22,6 +22,13 @@ pub fn run(
         .map(|n| n.get())
         .unwrap_or(1);
     if let Some(Emit::Slurm) = slurm.emit {
+        if format == PlanFormat::Json {
+            // The script is the output: a JSON object around it would be neither.
+            return Err(crate::exit::Failure::new(
+                exit::INVALID_INPUT,
+                anyhow::anyhow!("--emit slurm prints a shell script: --format json does not apply"),
+            ));
+        }
         return super::slurm::emit(file, &plan, load, quick, slurm);
     }
     match format {

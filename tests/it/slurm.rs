@@ -216,8 +216,9 @@ fn merge_refuses_a_missing_or_foreign_shard() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
 
-/// Slurm options mean nothing without `--emit slurm`, and zero shards or CPUs per
-/// task are no job: usage errors, not silently ignored or emitted.
+/// Slurm options mean nothing without `--emit slurm`, zero shards or CPUs per task
+/// are no job, and a script is not JSON: usage errors, not silently ignored or
+/// emitted.
 #[test]
 fn slurm_options_without_emit_or_of_zero_are_usage_errors() {
     let tmp = tempfile::tempdir().unwrap();
@@ -228,6 +229,7 @@ fn slurm_options_without_emit_or_of_zero_are_usage_errors() {
         vec!["--time", "1:00:00"],
         vec!["--emit", "slurm", "--cpus-per-task", "0"],
         vec!["--emit", "slurm", "--shards", "0"],
+        vec!["--emit", "slurm", "--format", "json"],
     ] {
         let o = locklab()
             .arg("plan")

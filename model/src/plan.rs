@@ -235,12 +235,15 @@ pub struct Futex {
     /// From the write that ends a sleep to the sleeper running again (the wake call,
     /// the scheduler, an idle CPU's exit from its idle state).
     pub latency_ns: u64,
-    /// What glibc's `pthread_mutex_lock` and `pthread_mutex_unlock` cost together
-    /// beyond the two atomics the model gives them (a compare-and-swap and a swap):
-    /// the calls, the mutex-kind checks, the owner and user-count stores. The
-    /// simulated `pthread` pays half before each of those atomics; `std` and
-    /// `parking_lot` are inlined Rust whose atomics are their cost.
-    #[serde(default)]
+    /// What glibc's pthread mutex calls cost (an acquisition, which natively tries
+    /// `pthread_mutex_trylock` first, and `pthread_mutex_unlock`) beyond the two
+    /// atomics the model gives them (a compare-and-swap and a swap): the calls, the
+    /// mutex-kind checks, the owner and user-count stores. The simulated `pthread`
+    /// pays half before each of those atomics (glibc stores the owner after its
+    /// compare-and-swap: the split is the model's); `std` and `parking_lot` are
+    /// inlined Rust whose atomics are their cost. Left out of a serialized plan at
+    /// 0, so that plans from before it have the same fingerprint.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub pthread_call_ns: u64,
 }
 

@@ -261,13 +261,23 @@ pub fn loop_rounds(cpu: u32, algo: &LockAlgo) -> Vec<f64> {
     })
 }
 
+/// `overhead` from the native TAS loop's median and the atomic, ns, as printed: the
+/// simulated TAS loop costs `atomic + overhead`.
+fn overhead_ns(tas_loop: f64, atomic: f64) -> f64 {
+    (tas_loop.round() - printed_atomic(atomic)).max(0.0)
+}
+
+/// The atomic as `topology_as_lab_with` prints it (whole ns, at least 1).
+fn printed_atomic(atomic: f64) -> f64 {
+    atomic.round().max(1.0)
+}
+
 /// `futex { pthread_call }` from the native loop's medians (ns per operation) with a
-/// TAS lock and with a pthread mutex and the atomic: the simulated TAS loop costs
-/// `atomic + overhead`, its pthread loop a compare-and-swap, a swap, `overhead` and
-/// the call, so the call is what the pthread loop takes beyond the TAS loop and one
-/// atomic (rounded as `atomic` and `overhead` are printed).
+/// TAS lock and with a pthread mutex and the atomic: the simulated pthread loop costs
+/// a compare-and-swap, a swap, `overhead` and the call, so the call is what the
+/// pthread loop takes beyond those (the values as printed).
 pub fn pthread_call_ns(tas_loop: f64, pthread_loop: f64, atomic: f64) -> f64 {
-    (pthread_loop - tas_loop.round() - atomic.round()).max(0.0)
+    (pthread_loop - 2.0 * printed_atomic(atomic) - overhead_ns(tas_loop, atomic)).max(0.0)
 }
 
 /// What `topo --measure` measured between one pair of CPUs of a distance level.
@@ -394,8 +404,10 @@ fn measure_pass(
     usable: &dyn Fn(u32) -> bool,
     (first, second): (Option<u32>, Option<u32>),
 ) -> Pass {
-    let tas = |cpu| loop_rounds(cpu, &LockAlgo::Tas);
-    let mut tas_loop = first.map(tas).unwrap_or_default();
+    // Both loops before and after the pairs, as the host's speed changes.
+    let loops = |algo: LockAlgo| first.map(|cpu| loop_rounds(cpu, &algo)).unwrap_or_default();
+    let mut tas_loop = loops(LockAlgo::Tas);
+    let mut pthread_loop = loops(LockAlgo::Pthread);
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -421,10 +433,8 @@ fn measure_pass(
     let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
-    tas_loop.extend(first.map(tas).unwrap_or_default());
-    let pthread_loop = first
-        .map(|cpu| loop_rounds(cpu, &LockAlgo::Pthread))
-        .unwrap_or_default();
+    tas_loop.extend(loops(LockAlgo::Tas));
+    pthread_loop.extend(loops(LockAlgo::Pthread));
     Pass {
         tas_loop,
         pthread_loop,
@@ -575,8 +585,8 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     let pthread_loop = median_of(pthread_loop);
     let mut s = format!(
         "# measured on this host, the median of {passes} pass(es) a second apart (in each, one\n\
-         # CPU: the best of five rounds, the native loop ten 100 ms rounds; pairs: the median\n\
-         # of five, one way)\n"
+         # CPU: the best of five rounds, the native loop, with TAS and with pthread, ten 100 ms\n\
+         # rounds; pairs: the median of five, one way)\n"
     );
     match one_cpu {
         Some(o) => {
@@ -717,7 +727,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                 .zip(pthread_loop)
                 .map(|(t, p)| pthread_call_ns(t, p, atomic)),
             // Rounded as printed, so that atomic + overhead is the loop's time.
-            overhead_ns: tas_loop.map(|l| (l.round() - atomic.round()).max(0.0)),
+            overhead_ns: tas_loop.map(|l| overhead_ns(l, atomic)),
             futex,
             transfer_from: if by_level.values().all(|p| p.line.is_some()) {
                 "a load of a line the other CPU modified"
@@ -1503,6 +1513,9 @@ mod tests {
     fn the_pthread_call_is_its_loop_beyond_the_tas_loop_and_one_atomic() {
         assert!((pthread_call_ns(3.7, 8.8, 1.9) - 2.8).abs() < 1e-9);
         assert_eq!(pthread_call_ns(3.7, 5.0, 1.9), 0.0);
+        // A TAS loop faster than its atomic leaves `overhead` at 0, not below: the
+        // pthread loop is then two atomics and the call (8.8 − 2 × 5).
+        assert!((pthread_call_ns(3.7, 12.8, 5.0) - 2.8).abs() < 1e-9);
     }
 
     #[test]

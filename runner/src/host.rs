@@ -485,6 +485,7 @@ pub fn topology_as_lab_with(
             s.push_str(&format!(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
+                 # pthread_call = pthread loop - 2 atomic - overhead,\n\
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
                  # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\

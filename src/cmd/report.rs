@@ -31,8 +31,9 @@ pub fn run(dir: &Path, accept: Accept) -> Result<i32> {
         .count();
     let expected = expected.len();
     if have < expected {
+        // As `compare` and `reproduce` refuse one: the input is not a run to report.
         return Err(Failure::new(
-            exit::RUN_FAILED,
+            exit::INVALID_INPUT,
             anyhow!(
                 "{} is an incomplete run ({have} of {expected} records, status `{}`); finish it with `locklab run --resume {}`",
                 dir.display(),

@@ -132,6 +132,10 @@ pub fn experiment(
         points: (run.is_some() && combos_ok && points_ok && !points.is_empty())
             .then_some(points.as_slice()),
         lock_axis: inputs.lock_axis(),
+        sim_cpus: match &topology {
+            Some(Topology::Machine(m)) => Some(locklab_model::topology::CpuMap::from_machine(m)),
+            _ => None,
+        },
         index: refs::PointIndex::new(&points),
         budget: std::cell::Cell::new(refs::MAX_RESOLVE_WORK),
         exhausted: std::cell::Cell::new(false),

@@ -29,6 +29,9 @@ pub struct Scope<'a> {
     pub points: Option<&'a [Point]>,
     /// The axis that chooses the lock (`lock = $lock`).
     pub lock_axis: Option<String>,
+    /// The described machine's CPUs, where the topology is one (not `host`): where
+    /// simulated threads run is then known before the run.
+    pub sim_cpus: Option<locklab_model::topology::CpuMap>,
     /// The points by axis value, to narrow a selection before it is applied.
     pub index: PointIndex,
     /// Work left for resolving references ([`MAX_RESOLVE_WORK`]), and whether it
@@ -581,7 +584,7 @@ impl<'a> Resolver<'a> {
             }
             baseline = Some(q.index as u32);
         }
-        if !self.rows_can_match(ctx, w, p) {
+        if !self.rows_can_match(ctx, w, p, &modes) {
             return None;
         }
         Some(Target {
@@ -593,9 +596,11 @@ impl<'a> Resolver<'a> {
     }
 
     /// The row selectors that the plan shows can pick no row of `p` (`thread = 100`
-    /// at 4 threads, `class = batch` in a workload without that class): an error
-    /// now, rather than an `error` verdict after the run.
-    fn rows_can_match(&self, ctx: &mut Ctx, w: &Written, p: &Point) -> bool {
+    /// at 4 threads, `class = batch` in a workload without that class, and where
+    /// only simulated rows are read on a described machine, a CPU or node no thread
+    /// of the point runs on): an error now, rather than an `error` verdict after the
+    /// run. Native CPUs are the host's, known only when it runs.
+    fn rows_can_match(&self, ctx: &mut Ctx, w: &Written, p: &Point, modes: &[Mode]) -> bool {
         let lock_workload = !matches!(p.workload, Workload::Wakeup(_));
         let span_of = |key: &str| {
             w.ast
@@ -646,10 +651,66 @@ impl<'a> Resolver<'a> {
                         return false;
                     }
                 }
+                ("cpu" | "node" | "from_node" | "to_node", Value::Int(want)) => {
+                    let Some(used) = self.simulated_cpus_and_nodes(p, modes) else {
+                        continue;
+                    };
+                    let (what, have) = if key == "cpu" {
+                        ("CPU", used.0)
+                    } else {
+                        ("node", used.1)
+                    };
+                    if !have.contains(want) {
+                        let list: Vec<String> = have.iter().map(|v| v.to_string()).collect();
+                        let shown = if list.len() > 12 {
+                            format!(
+                                "{} … {} ({} in all)",
+                                list[..6].join(", "),
+                                list[list.len() - 3..].join(", "),
+                                list.len()
+                            )
+                        } else {
+                            list.join(", ")
+                        };
+                        ctx.err(
+                            self.scope.file,
+                            span_of(key),
+                            format!(
+                                "point {} is simulated with no thread on {what} {want}: `{key} = {want}` selects none",
+                                p.id
+                            ),
+                        )
+                        .set_label(if key == "cpu" { "no thread on this CPU" } else { "no thread on this node" })
+                        .help = Some(format!("its threads' {what}s: {shown}"));
+                        return false;
+                    }
+                }
                 _ => {}
             }
         }
         true
+    }
+
+    /// The CPUs (their ids) and nodes the threads of `p` run on when the rows read are
+    /// only simulated ones on a described machine; `None` where that is not known
+    /// before the run (a native row, the `host` topology, a point that cannot be
+    /// placed, a wake-up workload, whose rows are not its lock threads').
+    fn simulated_cpus_and_nodes(
+        &self,
+        p: &Point,
+        modes: &[Mode],
+    ) -> Option<(BTreeSet<i64>, BTreeSet<i64>)> {
+        if modes != [Mode::Sim] || matches!(p.workload, Workload::Wakeup(_)) {
+            return None;
+        }
+        let map = self.scope.sim_cpus.as_ref()?;
+        let slots = locklab_model::topology::place(&p.placement, map, p.threads).ok()?;
+        let cpus = slots
+            .iter()
+            .map(|s| i64::from(map.cpus[s.cpu].os_id))
+            .collect();
+        let nodes = slots.iter().map(|s| i64::from(s.node)).collect();
+        Some((cpus, nodes))
     }
 
     /// The baseline rule (`select::baseline`), with located errors.

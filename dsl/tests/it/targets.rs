@@ -340,3 +340,38 @@ experiment demo {
         "1 M operations a second: 1000 ns each"
     );
 }
+
+/// A CPU or node no simulated thread runs on is an error only where the rows read are
+/// all simulated ones on a described machine: a native row may come from any CPU of
+/// the host, and `host`'s CPUs are known only when it runs.
+#[test]
+fn a_cpu_selector_is_judged_before_the_run_only_where_every_row_is_simulated() {
+    let text = |topology: &str, modes: &str, selector: &str| {
+        format!(
+            "topology two {{ sockets = 2, cores = 2, transfer {{ llc = 40ns, socket = 100ns }} }}\n\
+             workload hot = single {{ critical = 100ns, outside = 200ns }}\n\
+             experiment e {{\n  topology = {topology}\n  workload = hot\n  \
+             sweep {{ lock = [tas], threads = [2] }}\n  run {{ modes = [{modes}], duration = 10ms }}\n  \
+             expect wait_p99_ns[{selector}] < 1ms\n}}\n"
+        )
+    };
+    let errors = |t: &str| {
+        let c = load_mem(&[("e.lab", t)], "e.lab");
+        c.diagnostics
+            .iter()
+            .filter(|d| d.message.contains("selects none"))
+            .count()
+    };
+    assert_eq!(errors(&text("two", "sim", "cpu = 3")), 1);
+    assert_eq!(errors(&text("two", "sim", "node = 1")), 1);
+    assert_eq!(errors(&text("two", "sim", "cpu = 1, node = 0")), 0);
+    // Native rows too: any CPU of the host may hold a thread.
+    assert_eq!(errors(&text("two", "sim, native", "cpu = 3")), 0);
+    // Only the native rows read: the same.
+    assert_eq!(
+        errors(&text("two", "sim, native", "mode = native, cpu = 3")),
+        0
+    );
+    // Simulated on the host: its CPUs are known when it runs.
+    assert_eq!(errors(&text("host", "sim", "cpu = 3")), 0);
+}

@@ -43,6 +43,21 @@ pub fn utc_now() -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{us:06}Z")
 }
 
+/// 16 hex digits drawn afresh for each call (the standard library's per-process
+/// random hash keys over the process id and the clock): a run's `nonce`.
+pub fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    format!("{:016x}", h.finish())
+}
+
 /// `20261129-230500`, for run ids.
 pub fn stamp_now() -> String {
     let (y, mo, d, h, mi, s) = civil(now_secs());

@@ -412,6 +412,7 @@ pub fn bench_pipeline(rows: usize, tmp: &Path) -> Result<BenchResult> {
         overrides: vec![],
         shard: None,
         started_utc: crate::util::now_utc(),
+        nonce: String::new(),
         finished_utc: Some(crate::util::now_utc()),
         status: "complete".into(),
         host: HostInfo::default(),

@@ -29,6 +29,11 @@ pub struct Manifest {
     /// `--shard i/n`, if any.
     pub shard: Option<(u32, u32)>,
     pub started_utc: String,
+    /// Drawn at random when the run starts, so that two runs started in the same
+    /// microsecond on one host still get different ids ([`Manifest::run_id`]). Empty
+    /// in manifests written before it, whose ids stay what they were.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub nonce: String,
     pub finished_utc: Option<String>,
     /// "complete", "interrupted", or "failed: <why>".
     pub status: String,
@@ -105,9 +110,9 @@ impl HostInfo {
 impl Manifest {
     /// A stable id of this run, the `run_id` column of its tables:
     /// `<start yyyymmdd-hhmmss>-<8 hex digits>`, the digits a hash of what tells runs
-    /// apart (experiment, host, start, seed, shard). Derived from the manifest, so a
-    /// resumed run, a rebuilt report and a reload all give the same id; two runs of
-    /// the same plan and seed get different ids.
+    /// apart (experiment, host, start, seed, shard, nonce). Derived from the manifest,
+    /// so a resumed run, a rebuilt report and a reload all give the same id; two runs
+    /// of the same plan and seed get different ids, even started in one microsecond.
     pub fn run_id(&self) -> String {
         let stamp: String = self
             .started_utc
@@ -124,7 +129,7 @@ impl Manifest {
             .shard
             .map(|(i, n)| format!("{i}/{n}"))
             .unwrap_or_default();
-        let key = [
+        let mut key = [
             self.plan.experiment.as_str(),
             self.host.hostname.as_str(),
             self.started_utc.as_str(),
@@ -132,6 +137,10 @@ impl Manifest {
             &shard,
         ]
         .join("\u{0}");
+        if !self.nonce.is_empty() {
+            key.push('\u{0}');
+            key.push_str(&self.nonce);
+        }
         // FNV-1a: a fixed hash, the same on every platform and release.
         let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)

@@ -620,6 +620,7 @@ pub fn new_manifest(
         overrides,
         shard,
         started_utc: util::utc_now(),
+        nonce: util::nonce(),
         finished_utc: None,
         status: "running".into(),
         host: locklab_runner::host::detect(),

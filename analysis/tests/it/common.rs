@@ -293,6 +293,7 @@ pub fn manifest(plan: &Plan) -> Manifest {
         overrides: vec![],
         shard: None,
         started_utc: "2026-01-01T00:00:00Z".into(),
+        nonce: String::new(),
         finished_utc: None,
         status: "running".into(),
         host: HostInfo {

@@ -514,3 +514,19 @@ fn layout_1_files_load_as_layout_2() {
     let summary = locklab_analysis::pipeline::point_summary(&r).unwrap();
     assert_eq!(summary.height(), plan.points.len());
 }
+
+/// A run's id tells runs apart by their nonce too (two started in one microsecond),
+/// and a manifest written before the nonce (empty) keeps the id it had.
+#[test]
+fn a_run_id_includes_the_nonce_and_an_old_manifest_keeps_its_id() {
+    let plan = plan();
+    let mut m = manifest(&plan);
+    let old = m.run_id();
+    assert_eq!(old, "20260101-000000-781850ec");
+    m.nonce = "0123456789abcdef".into();
+    let a = m.run_id();
+    m.nonce = "fedcba9876543210".into();
+    let b = m.run_id();
+    assert!(a != old && b != old && a != b, "{old} {a} {b}");
+    assert!(a.starts_with("20260101-000000-"), "{a}");
+}

@@ -609,6 +609,8 @@ impl<'a> Resolver<'a> {
                 .find(|(k, _)| k.name == key)
                 .map_or(w.ast.span, |(k, v)| Span::new(k.span.start, v.span.end))
         };
+        // Placed once, and only if a CPU or node is selected.
+        let mut placed = None;
         for (key, v) in &w.mref.select {
             match (key.as_str(), v) {
                 ("thread", Value::Int(t)) if lock_workload && *t >= i64::from(p.threads) => {
@@ -652,13 +654,15 @@ impl<'a> Resolver<'a> {
                     }
                 }
                 ("cpu" | "node" | "from_node" | "to_node", Value::Int(want)) => {
-                    let Some(used) = self.simulated_cpus_and_nodes(p, modes) else {
+                    let used =
+                        placed.get_or_insert_with(|| self.simulated_cpus_and_nodes(p, modes));
+                    let Some((cpus, nodes)) = used.as_ref() else {
                         continue;
                     };
                     let (what, have) = if key == "cpu" {
-                        ("CPU", used.0)
+                        ("CPU", cpus)
                     } else {
-                        ("node", used.1)
+                        ("node", nodes)
                     };
                     if !have.contains(want) {
                         let list: Vec<String> = have.iter().map(|v| v.to_string()).collect();

@@ -47,7 +47,9 @@
 //! - A write makes x the exclusive holder and invalidates every other copy; a load
 //!   adds x to the sharers and demotes the holder to a sharer (under `migratory`, a
 //!   load of a written line makes x the only holder instead; until its data arrives
-//!   there, x's own store or RMW and another core's request for the line wait). The
+//!   there, x's own store or RMW and another core's request for the line wait, and
+//!   another core's load or RMW is decided only then, after what x does with the
+//!   line the moment it arrives: [`Memory::taken_in_flight`]). The
 //!   new state and value are applied when the request is issued (see
 //!   [`Memory::access`]); its timing says
 //!   when others can see it, and each line keeps the words as they were before each
@@ -730,6 +732,17 @@ impl Memory {
             Some(p) if l.stale_readers.contains(x) => (p.before[word], Some(p.commit)),
             _ => (l.words[word], None),
         }
+    }
+
+    /// When another core's read that took `line` whole (`memory { migratory }`)
+    /// delivers it, if that is after `now` and `x` is not that core: a load or RMW
+    /// by `x` reaches the line only there and then, so it is decided then, after
+    /// whatever the new holder does with the line the moment it arrives.
+    #[inline]
+    pub fn taken_in_flight(&self, x: u32, line: u32, now: u64) -> Option<u64> {
+        let l = &self.lines[line as usize];
+        let fill = l.own_fill();
+        (l.owner != x && fill > now).then_some(fill)
     }
 
     /// A full fence by `x` at `now`: when it completes.

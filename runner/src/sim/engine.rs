@@ -396,6 +396,22 @@ impl Core {
                 self.slots[tid as usize].credited = false;
             }
         }
+        // A load or RMW of a line on its way to a core that took it whole
+        // (`memory { migratory }`) is decided when the line has arrived there: the
+        // new holder's own access at that moment (a spinner's compare-and-swap
+        // right after the read that saw the lock free) goes first.
+        if let Some(line) = decided_at_holder(op) {
+            if let Some(fill) = self.mem.taken_in_flight(tid, line, self.now) {
+                let rmw = !matches!(op, Op::Load(_) | Op::Watch(..));
+                self.stalled(tid, fill - self.now, rmw);
+                self.slots[tid as usize].credited = rmw;
+                if self.resume_at(fill, tid) {
+                    return self.issue(tid, op);
+                }
+                self.slots[tid as usize].reissue = true;
+                return None;
+            }
+        }
         // A request that reached its line's holder just now was counted when sent.
         let flown = std::mem::take(&mut self.slots[tid as usize].flown);
         if flown == 0 {
@@ -589,6 +605,28 @@ impl Core {
             s.ok = ok;
             None
         }
+    }
+}
+
+/// The line of a load or read-modify-write (the accesses decided where the line is,
+/// [`Memory::taken_in_flight`]); `None` for any other operation.
+#[inline]
+fn decided_at_holder(op: Op) -> Option<u32> {
+    match op {
+        Op::Load(a)
+        | Op::Watch(a, _)
+        | Op::Swap(a, _)
+        | Op::Cas(a, _, _)
+        | Op::FetchAdd(a, _)
+        | Op::FetchOr(a, _)
+        | Op::FetchAnd(a, _)
+        | Op::SwapMasked(a, _, _) => Some(a.line),
+        Op::Store(..)
+        | Op::StoreMasked(..)
+        | Op::Prefetch(_)
+        | Op::Fence
+        | Op::Delay(_)
+        | Op::Work(_) => None,
     }
 }
 

@@ -735,6 +735,61 @@ fn a_read_of_a_written_line_takes_it_whole_when_the_model_is_migratory() {
     }
 }
 
+/// A lock's word handed over under `memory { migratory }`: CPU 0 holds it (a swap
+/// at 0 wrote it), releases it with a swap at 1,000 (its own line: 5 ns) and tries
+/// to take it back with a compare-and-swap at 1,010; CPU 1, a spinner on the other
+/// socket, reads it at 1,007, sees it free and tries its own compare-and-swap as
+/// soon as the read returns. The read took the line whole and it reaches CPU 1 at
+/// 1,197: CPU 0's request can be decided only there and then, after CPU 1's
+/// compare-and-swap (which wins, on its own line: 1,202). CPU 0's fails, a transfer
+/// back: 1,202 + 190 + 5. Not migratory, the read leaves CPU 0 a copy to upgrade
+/// at once, and CPU 0 takes the lock back. (Before the rule CPU 0's request was
+/// decided where it was issued, at 1,010, and won either way.)
+/// Returns (the winner's thread, CPU 0's compare-and-swap done, CPU 1's done).
+fn race_after_a_read_that_took_the_line(migratory: bool) -> (u64, u64, u64) {
+    let mach = one_line_across_sockets(migratory, 2);
+    let a = Addr::new(0, 0);
+    let (done0, done1) = (Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.swap(a, 1, Relaxed).await;
+                e.work(1_000 - e.now()).await;
+                e.swap(a, 0, Relaxed).await;
+                e.work(1_010 - e.now()).await;
+                let _ = e.cas(a, 0, 1, Relaxed).await;
+                done0.set(e.now());
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.work(1_007).await;
+                assert_eq!(e.load(a, Relaxed).await, 0, "the release is visible");
+                let _ = e.cas(a, 0, 2, Relaxed).await;
+                done1.set(e.now());
+            }),
+        ],
+    );
+    (mach.peek(a), done0.get(), done1.get())
+}
+
+#[test]
+fn a_read_that_took_the_line_whole_acts_on_it_before_an_earlier_request_reaches_it() {
+    assert_eq!(
+        race_after_a_read_that_took_the_line(true),
+        (2, 1_202 + 190 + 5, 1_197 + 5)
+    );
+    // Shared, not taken: CPU 0 upgrades once the read has left the line (it
+    // occupies it 5 ns) and wins; CPU 1's CAS, issued when its read returns
+    // (1,197), waits for the line: 1,207 + 190 + 5.
+    assert_eq!(
+        race_after_a_read_that_took_the_line(false),
+        (1, 1_012 + 190 + 5, 1_207 + 190 + 5)
+    );
+}
+
 /// Under `memory { migratory }` a line taken whole is its reader's only when its
 /// data arrives: CPU 1 (the other socket) writes line `a`; at 1,000 CPU 0 sends a
 /// read for it (a prefetch: 190 ns, due at 1,190), stores to it and fences; CPU 2,

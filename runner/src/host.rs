@@ -489,7 +489,8 @@ pub fn topology_as_lab_with(
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
                  # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\
-                 # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer\n",
+                 # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer,\n\
+                 # forward_stall = what a byte-wide release store adds to a loop of a compare-and-swap on the word\n",
                 m.transfer_from
             ));
             if let Some(r) = m.request_arrival {
@@ -498,17 +499,6 @@ pub fn topology_as_lab_with(
                 s.push_str(&format!(
                     "# not applied: memory {{ request_arrival = {r:.2} }} (how long a holder goes on hitting\n\
                      # after a request is sent to it / transfer; docs/validation.md, \"Where a request is decided\")\n"
-                ));
-            }
-            // Measured, not applied either: it brings the one-thread qspinlock and CNA
-            // points closer and takes their two-thread ones further away
-            // (docs/validation.md, "A byte store, then a wide compare-and-swap").
-            // Under a nanosecond it rounds to none.
-            if let Some(f) = m.forward_stall_ns.filter(|f| f.round() >= 1.0) {
-                s.push_str(&format!(
-                    "# not applied: memory {{ forward_stall = {}ns }} (what a byte-wide release store adds to a\n\
-                     # compare-and-swap loop on the word; docs/validation.md, \"A byte store, then a wide compare-and-swap\")\n",
-                    f.round() as u64
                 ));
             }
             m.transfer
@@ -576,6 +566,10 @@ pub fn topology_as_lab_with(
             }
             if m.migratory == Some(true) {
                 memory.push("migratory = true".into());
+            }
+            // Under a nanosecond it rounds to none.
+            if let Some(f) = m.forward_stall_ns.filter(|f| f.round() >= 1.0) {
+                memory.push(format!("forward_stall = {}", ns(f)));
             }
 
             if !memory.is_empty() {

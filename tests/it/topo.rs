@@ -139,5 +139,6 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     let memory = kept
         .lines()
         .find(|l| l.trim_start().starts_with("memory {"));
-    assert!(!memory.unwrap().contains("forward_stall"), "{kept}");
+    let memory = memory.expect("a memory block");
+    assert!(!memory.contains("forward_stall"), "{kept}");
 }

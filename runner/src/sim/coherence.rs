@@ -48,8 +48,10 @@
 //!   adds x to the sharers and demotes the holder to a sharer (under `migratory`, a
 //!   load of a written line makes x the only holder instead; until its data arrives
 //!   there, x's own store or RMW and another core's request for the line wait, and
-//!   another core's load or RMW is decided only then, after what x does with the
-//!   line the moment it arrives: [`Memory::taken_in_flight`]). The
+//!   another core's load, RMW or woken re-read is decided and priced only then,
+//!   after what x does with the line the moment it arrives:
+//!   [`Memory::taken_in_flight`]; a store, which retires at once, and a prefetch,
+//!   which nothing waits for, still take their place where they are issued). The
 //!   new state and value are applied when the request is issued (see
 //!   [`Memory::access`]); its timing says
 //!   when others can see it, and each line keeps the words as they were before each
@@ -735,8 +737,9 @@ impl Memory {
     }
 
     /// When another core's read that took `line` whole (`memory { migratory }`)
-    /// delivers it, if that is after `now` and `x` is not that core: a load or RMW
-    /// by `x` reaches the line only there and then, so it is decided then, after
+    /// delivers it, if that is after `now` and `x` is not that core: a load, RMW or
+    /// woken re-read by `x` reaches the line only there and then, so the engine
+    /// issues it again then (decided, and priced as a request issued then), after
     /// whatever the new holder does with the line the moment it arrives.
     #[inline]
     pub fn taken_in_flight(&self, x: u32, line: u32, now: u64) -> Option<u64> {

@@ -76,8 +76,9 @@ struct Slot {
     ok: bool,
     next: Next,
     watch: Addr,
-    /// The pending operation waited for the store buffer to drain and has not been
-    /// issued yet: the resumed future issues it again.
+    /// The pending operation waited (for the store buffer to drain, its flight to
+    /// the line's holder, or the line to reach a core that took it whole) and has
+    /// not been issued yet: the resumed future issues it again.
     reissue: bool,
     /// How far the core ran ahead of the misses this thread waited for since its
     /// last locked read-modify-write began. A locked RMW starts it afresh (nothing
@@ -95,6 +96,10 @@ struct Slot {
     flown: u64,
     /// The core it flew to.
     flown_to: u32,
+    /// The load or RMW being issued waited for its line to reach another core that
+    /// took it whole ([`Memory::taken_in_flight`]): it was counted, and its flight
+    /// drawn, when first issued.
+    deferred: bool,
     /// A woken watcher's re-read left this long before it is issued (the write's
     /// invalidation reached it first; `memory { reread_overlap }`).
     head_start: u64,
@@ -314,14 +319,24 @@ impl Core {
     /// The re-read of a woken watcher, issued now; schedules its resumption.
     #[inline]
     fn wake_read(&mut self, tid: u32) {
-        let done = self.wake_read_issue(tid);
-        self.schedule(done, tid, Next::Resume);
+        if let Some(done) = self.wake_read_issue(tid) {
+            self.schedule(done, tid, Next::Resume);
+        }
     }
 
     /// The re-read of a woken watcher, issued now, with its result in the slot; the
-    /// time it completes (the caller resumes the thread then).
+    /// time it completes (the caller resumes the thread then). `None` if the line is
+    /// on its way to another core that took it whole: the re-read is issued again
+    /// when it has arrived, as any load ([`Memory::taken_in_flight`]).
     #[inline]
-    fn wake_read_issue(&mut self, tid: u32) -> u64 {
+    fn wake_read_issue(&mut self, tid: u32) -> Option<u64> {
+        let line = self.slots[tid as usize].watch.line;
+        if let Some(fill) = self.mem.taken_in_flight(tid, line, self.now) {
+            // It leaves no earlier than it is decided.
+            self.slots[tid as usize].head_start = 0;
+            self.schedule(fill, tid, Next::WakeRead);
+            return None;
+        }
         let s = &mut self.slots[tid as usize];
         s.ahead = RunAhead::default();
         let (a, head_start) = (s.watch, std::mem::take(&mut s.head_start));
@@ -335,7 +350,7 @@ impl Core {
         let s = &mut self.slots[tid as usize];
         s.result = value;
         s.ok = true;
-        t.done
+        Some(t.done)
     }
 
     /// Thread `tid` waits `ns` for memory (for a locked RMW if `locked`): time the
@@ -396,25 +411,12 @@ impl Core {
                 self.slots[tid as usize].credited = false;
             }
         }
-        // A load or RMW of a line on its way to a core that took it whole
-        // (`memory { migratory }`) is decided when the line has arrived there: the
-        // new holder's own access at that moment (a spinner's compare-and-swap
-        // right after the read that saw the lock free) goes first.
-        if let Some(line) = decided_at_holder(op) {
-            if let Some(fill) = self.mem.taken_in_flight(tid, line, self.now) {
-                let rmw = !matches!(op, Op::Load(_) | Op::Watch(..));
-                self.stalled(tid, fill - self.now, rmw);
-                self.slots[tid as usize].credited = rmw;
-                if self.resume_at(fill, tid) {
-                    return self.issue(tid, op);
-                }
-                self.slots[tid as usize].reissue = true;
-                return None;
-            }
-        }
-        // A request that reached its line's holder just now was counted when sent.
-        let flown = std::mem::take(&mut self.slots[tid as usize].flown);
-        if flown == 0 {
+        // A request that reached its line's holder just now, or waited for a line on
+        // its way to another core, was counted when sent.
+        let s = &mut self.slots[tid as usize];
+        let flown = std::mem::take(&mut s.flown);
+        let deferred = std::mem::take(&mut s.deferred);
+        if flown == 0 && !deferred {
             self.counters.ops += 1;
         }
         let now = self.now;
@@ -499,7 +501,7 @@ impl Core {
         };
         // A load or RMW of a line another core holds takes effect when it reaches
         // that core: until then the holder's own accesses still hit.
-        if flown == 0 && matches!(kind, Kind::Load | Kind::Rmw) {
+        if flown == 0 && !deferred && matches!(kind, Kind::Load | Kind::Rmw) {
             let (flight, holder) = self.flight(tid, addr.line);
             if flight > 0 {
                 let rmw = kind == Kind::Rmw;
@@ -509,6 +511,26 @@ impl Core {
                 s.flown_to = holder;
                 s.credited = rmw;
                 if self.resume_at(now + flight, tid) {
+                    return self.issue(tid, op);
+                }
+                self.slots[tid as usize].reissue = true;
+                return None;
+            }
+        }
+        // A load or RMW of a line on its way to a core that took it whole
+        // (`memory { migratory }`) reaches it only there: it is decided, and priced,
+        // once the line has arrived, after what that core does with it at that
+        // moment (a spinner's compare-and-swap right after the read that saw the
+        // lock free goes first). After its flight, if it flew (`request_arrival`).
+        if matches!(kind, Kind::Load | Kind::Rmw) {
+            if let Some(fill) = self.mem.taken_in_flight(tid, addr.line, now) {
+                let rmw = kind == Kind::Rmw;
+                self.stalled(tid, fill - now, rmw);
+                let s = &mut self.slots[tid as usize];
+                s.flown = flown;
+                s.deferred = true;
+                s.credited = rmw;
+                if self.resume_at(fill, tid) {
                     return self.issue(tid, op);
                 }
                 self.slots[tid as usize].reissue = true;
@@ -608,28 +630,6 @@ impl Core {
     }
 }
 
-/// The line of a load or read-modify-write (the accesses decided where the line is,
-/// [`Memory::taken_in_flight`]); `None` for any other operation.
-#[inline]
-fn decided_at_holder(op: Op) -> Option<u32> {
-    match op {
-        Op::Load(a)
-        | Op::Watch(a, _)
-        | Op::Swap(a, _)
-        | Op::Cas(a, _, _)
-        | Op::FetchAdd(a, _)
-        | Op::FetchOr(a, _)
-        | Op::FetchAnd(a, _)
-        | Op::SwapMasked(a, _, _) => Some(a.line),
-        Op::Store(..)
-        | Op::StoreMasked(..)
-        | Op::Prefetch(_)
-        | Op::Fence
-        | Op::Delay(_)
-        | Op::Work(_) => None,
-    }
-}
-
 /// Per-lock instrumentation (free in the simulator).
 #[derive(Debug, Default)]
 struct Instr {
@@ -691,6 +691,7 @@ impl Machine {
                         ahead: RunAhead::default(),
                         credited: false,
                         flown: 0,
+                        deferred: false,
                         flown_to: NONE,
                         head_start: 0,
                         narrow: None,
@@ -791,7 +792,9 @@ impl Machine {
                 c.counters.events += 1;
                 let tid = (key as u32) & ((1 << TID_BITS) - 1);
                 if c.slots[tid as usize].next == Next::WakeRead {
-                    let done = c.wake_read_issue(tid);
+                    let Some(done) = c.wake_read_issue(tid) else {
+                        continue;
+                    };
                     if !c.next_to_run(done) {
                         c.schedule(done, tid, Next::Resume);
                         continue;

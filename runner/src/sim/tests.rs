@@ -745,7 +745,8 @@ fn a_read_of_a_written_line_takes_it_whole_when_the_model_is_migratory() {
 /// back: 1,202 + 190 + 5. Not migratory, the read leaves CPU 0 a copy to upgrade
 /// at once, and CPU 0 takes the lock back. (Before the rule CPU 0's request was
 /// decided where it was issued, at 1,010, and won either way.)
-/// Returns (the winner's thread, CPU 0's compare-and-swap done, CPU 1's done).
+/// Returns (the value the winner wrote: its thread + 1, CPU 0's compare-and-swap
+/// done, CPU 1's done).
 fn race_after_a_read_that_took_the_line(migratory: bool) -> (u64, u64, u64) {
     let mach = one_line_across_sockets(migratory, 2);
     let a = Addr::new(0, 0);
@@ -788,6 +789,52 @@ fn a_read_that_took_the_line_whole_acts_on_it_before_an_earlier_request_reaches_
         race_after_a_read_that_took_the_line(false),
         (1, 1_012 + 190 + 5, 1_207 + 190 + 5)
     );
+}
+
+/// The same rule for a woken spinner's re-read (`wait_until`). CPU 2 (beside CPU 0)
+/// reads line `a` at 100, takes it whole from CPU 0 (which wrote 1 at 0) and parks
+/// on it; CPU 0 releases with a swap at 1,000 (the line back from CPU 2: 50 + 5, done
+/// 1,055); CPU 1 (the other socket) reads it at 1,002, decided after the swap, sees 0
+/// and takes it whole (due 1,055 + 190 = 1,245), then swaps 2 in. CPU 2, woken at
+/// 1,055, re-reads when the line has reached CPU 1, after CPU 1's swap (1,250): one
+/// transfer more, 1,440, and it sees 2. Before the rule its re-read was decided at
+/// 1,055 and saw 0 (1,250), and CPU 1's swap, the line then shared, paid an upgrade.
+/// Returns (what CPU 2 saw, when; CPU 1's swap done).
+fn wake_after_a_read_that_took_the_line() -> (u64, u64, u64) {
+    let mach = one_line_across_sockets(true, 3);
+    let a = Addr::new(0, 0);
+    let (seen, at, swapped) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1), mach.env(2)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.swap(a, 1, Relaxed).await;
+                e.work(1_000 - e.now()).await;
+                e.swap(a, 0, Relaxed).await;
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.work(1_002).await;
+                assert_eq!(e.load(a, Relaxed).await, 0, "the release is visible");
+                e.swap(a, 2, Relaxed).await;
+                swapped.set(e.now());
+            }),
+            Box::pin(async {
+                let e = &envs[2];
+                e.work(100).await;
+                seen.set(e.wait_until(a, Relaxed, |v| v != 1).await);
+                at.set(e.now());
+            }),
+        ],
+    );
+    (seen.get(), at.get(), swapped.get())
+}
+
+#[test]
+fn a_woken_re_read_of_a_line_on_its_way_to_another_core_waits_for_it() {
+    assert_eq!(wake_after_a_read_that_took_the_line(), (2, 1_440, 1_250));
 }
 
 /// Under `memory { migratory }` a line taken whole is its reader's only when its

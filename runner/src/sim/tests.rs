@@ -837,6 +837,42 @@ fn a_woken_re_read_of_a_line_on_its_way_to_another_core_waits_for_it() {
     assert_eq!(wake_after_a_read_that_took_the_line(), (2, 1_440, 1_250));
 }
 
+/// Under `request_arrival` the rule applies after the request's flight: it is
+/// decided at the later of its flight's end and the line's arrival. CPU 1 wrote line
+/// `a` at 0; at 1,000 CPU 0 prefetches it (taking it whole, due at 1,190); at 1,001
+/// CPU 1 sends a compare-and-swap, which flies a whole transfer to CPU 0 (share 1:
+/// 190 ns), lands at 1,191, after the line, and pays the rest of its transfer (0)
+/// and the atomic: 1,196. (When the deferral came first, the flight was drawn again
+/// after it: 1,385.)
+#[test]
+fn a_request_that_flies_is_decided_at_the_later_of_its_landing_and_the_lines_arrival() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.migratory = true;
+    m.costs.memory.request_arrival_ppm = WHOLE_PPM;
+    let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 2), 1, 1);
+    let a = Addr::new(0, 0);
+    let done = Cell::new(0);
+    let envs = [mach.env(0), mach.env(1)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(1_000).await;
+                e.prefetch(a).await;
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.fetch_add(a, 1, Relaxed).await;
+                e.work(1_001 - e.now()).await;
+                assert_eq!(e.cas(a, 1, 2, Relaxed).await, Ok(1));
+                done.set(e.now());
+            }),
+        ],
+    );
+    assert_eq!(done.get(), 1_196);
+}
+
 /// Under `memory { migratory }` a line taken whole is its reader's only when its
 /// data arrives: CPU 1 (the other socket) writes line `a`; at 1,000 CPU 0 sends a
 /// read for it (a prefetch: 190 ns, due at 1,190), stores to it and fences; CPU 2,

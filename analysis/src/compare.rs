@@ -82,6 +82,41 @@ fn residual_label(metric: &str, x: f64) -> String {
     }
 }
 
+/// One metric's residuals over every point ([`Comparison::residual_summary`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResidualSummary {
+    pub metric: String,
+    /// Points within the tolerance, of `n`.
+    pub within: usize,
+    pub n: usize,
+    /// The residual of largest magnitude, with its sign.
+    pub largest: f64,
+    /// The mean magnitude of the finite residuals (`None` if none is finite).
+    pub mean_abs: Option<f64>,
+    /// Points whose residual is infinite (left out of the mean).
+    pub infinite: usize,
+}
+
+impl ResidualSummary {
+    /// ", mean |sim − native| 5.8 %" (a difference of shares for
+    /// `reacquired_share`), with the infinite residuals left out said so.
+    fn mean_label(&self) -> String {
+        let Some(m) = self.mean_abs else {
+            return String::new();
+        };
+        let value = if self.metric == REACQUIRED_SHARE {
+            format!("{m:.3}")
+        } else {
+            format!("{:.1} %", 100.0 * m)
+        };
+        let left_out = match self.infinite {
+            0 => String::new(),
+            k => format!(" ({k} infinite left out)"),
+        };
+        format!(", mean |sim − native| {value}{left_out}")
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompareVerdict {
@@ -800,30 +835,51 @@ impl Comparison {
         (header, rows)
     }
 
-    /// Sim vs native: per metric, how many points lie within the tolerance and the
-    /// largest residual (`None` for an ordinary comparison).
-    pub fn residual_summary(&self) -> Option<Vec<(String, usize, usize, f64)>> {
+    /// Sim vs native: per metric of [`VALIDATION`] that has residuals, how many
+    /// points lie within the tolerance, the largest residual, and the mean of their
+    /// magnitudes (over the finite ones: a point where one side is 0 and the other
+    /// not has an infinite relative residual, counted apart), the one number that
+    /// says whether a change to the model brought the simulation closer overall
+    /// (`None` for an ordinary comparison).
+    pub fn residual_summary(&self) -> Option<Vec<ResidualSummary>> {
         if !self.rows.iter().any(|r| r.residual.is_some()) {
             return None;
         }
-        let mut by: BTreeMap<&str, (usize, usize, f64)> = BTreeMap::new();
+        let mut by: BTreeMap<&str, ResidualSummary> = BTreeMap::new();
+        let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
         for r in &self.rows {
             let Some(x) = r.residual else { continue };
-            let e = by.entry(r.metric.as_str()).or_insert((0, 0, 0.0));
-            e.1 += 1;
+            let e = by
+                .entry(r.metric.as_str())
+                .or_insert_with(|| ResidualSummary {
+                    metric: r.metric.clone(),
+                    within: 0,
+                    n: 0,
+                    largest: 0.0,
+                    mean_abs: None,
+                    infinite: 0,
+                });
+            e.n += 1;
             if r.verdict == CompareVerdict::WithinTolerance {
-                e.0 += 1;
+                e.within += 1;
             }
-            if x.abs() > e.2.abs() {
-                e.2 = x;
+            if x.abs() > e.largest.abs() {
+                e.largest = x;
+            }
+            if x.is_finite() {
+                let s = sums.entry(r.metric.as_str()).or_default();
+                s.0 += x.abs();
+                s.1 += 1;
+            } else {
+                e.infinite += 1;
             }
         }
-        Some(
-            VALIDATION
-                .iter()
-                .filter_map(|m| by.get(m).map(|e| (m.to_string(), e.0, e.1, e.2)))
-                .collect(),
-        )
+        for (m, (sum, k)) in sums {
+            if let Some(e) = by.get_mut(m) {
+                e.mean_abs = (k > 0).then(|| sum / k as f64);
+            }
+        }
+        Some(VALIDATION.iter().filter_map(|m| by.remove(m)).collect())
     }
 
     /// Sim vs native, CPU time per acquisition: per sweep axis of two values or more,
@@ -917,10 +973,14 @@ impl Comparison {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         out.push_str(&format!("summary: {}\n", counts.join(", ")));
-        for (metric, within, n, worst) in self.residual_summary().unwrap_or_default() {
+        for r in self.residual_summary().unwrap_or_default() {
             out.push_str(&format!(
-                "residuals: {metric}: {within} of {n} points within tolerance, largest {}\n",
-                residual_label(&metric, worst)
+                "residuals: {}: {} of {} points within tolerance, largest {}{}\n",
+                r.metric,
+                r.within,
+                r.n,
+                residual_label(&r.metric, r.largest),
+                r.mean_label()
             ));
         }
         for (axis, counts) in self.residuals_by_axis() {
@@ -1025,5 +1085,26 @@ mod tests {
         assert_eq!(verdict(&up, Better::Higher), CompareVerdict::Better);
         assert_eq!(verdict(&up, Better::Lower), CompareVerdict::Worse);
         assert_eq!(verdict(&up, Better::Neither), CompareVerdict::WithinNoise);
+    }
+
+    #[test]
+    fn the_mean_residual_leaves_out_infinite_ones_and_says_so() {
+        let r = |metric: &str, mean_abs, infinite| ResidualSummary {
+            metric: metric.into(),
+            within: 1,
+            n: 3,
+            largest: f64::INFINITY,
+            mean_abs,
+            infinite,
+        };
+        assert_eq!(
+            r("wait_p99_ns", Some(0.0525), 1).mean_label(),
+            ", mean |sim − native| 5.2 % (1 infinite left out)"
+        );
+        assert_eq!(
+            r(REACQUIRED_SHARE, Some(0.0314), 0).mean_label(),
+            ", mean |sim − native| 0.031"
+        );
+        assert_eq!(r("wait_p99_ns", None, 3).mean_label(), "");
     }
 }

@@ -179,11 +179,18 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
     );
     assert!(
         table.contains(&format!(
-            "residuals: cpu_ns_per_acq: {n} of {n} points within tolerance",
+            "residuals: cpu_ns_per_acq: {n} of {n} points within tolerance, largest +10.0 %, mean |sim − native| 10.0 %\n",
             n = plan.points.len()
         )),
         "{table}"
     );
+    let summary = c.residual_summary().unwrap();
+    let cpu = summary
+        .iter()
+        .find(|s| s.metric == "cpu_ns_per_acq")
+        .unwrap();
+    assert_eq!((cpu.infinite, cpu.n), (0, plan.points.len()));
+    assert!((cpu.mean_abs.unwrap() - 0.1).abs() < 1e-9, "{cpu:?}");
     // By axis: every point counted once per axis, each within.
     let by = c.residuals_by_axis();
     assert!(!by.is_empty());

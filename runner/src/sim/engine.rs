@@ -86,9 +86,10 @@ struct Slot {
     /// a `pause`, a wake-up, a fence or a system call clears it (a spin's exit is a
     /// mispredicted branch; the others let nothing past them).
     ahead: RunAhead,
-    /// The RMW being issued already waited (for the store buffer to drain, or for
-    /// its request to reach the line's holder) and was credited that wait: its
-    /// reissue adds to the credit instead of starting it.
+    /// The RMW being issued already waited (for the store buffer to drain, for its
+    /// request to reach the line's holder, or for the line to reach a core that
+    /// took it whole) and was credited that wait: its reissue adds to the credit
+    /// instead of starting it.
     credited: bool,
     /// The load or RMW being issued was sent this long ago to the core holding its
     /// line and reaches it now (`memory { request_arrival }`): it is decided and

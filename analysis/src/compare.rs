@@ -82,14 +82,17 @@ fn residual_label(metric: &str, x: f64) -> String {
     }
 }
 
-/// One metric's residuals over every point ([`Comparison::residual_summary`]).
-#[derive(Debug, Clone, PartialEq)]
+/// One metric's residuals over every point ([`Comparison::residual_summary`]); in
+/// `compare --format json` as `residuals` (an infinite `largest` is `"inf"` or
+/// `"-inf"`, a `mean_abs` without a finite residual `null`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ResidualSummary {
     pub metric: String,
     /// Points within the tolerance, of `n`.
     pub within: usize,
     pub n: usize,
     /// The residual of largest magnitude, with its sign.
+    #[serde(with = "crate::stats::json_f64")]
     pub largest: f64,
     /// The mean magnitude of the finite residuals (`None` if none is finite).
     pub mean_abs: Option<f64>,

@@ -395,7 +395,7 @@ pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
 /// An `f64` in JSON: a number when finite, `null` for NaN, `"inf"` / `"-inf"` for the
 /// infinities (serde_json alone writes all three as `null`, which it then refuses to
 /// read back as an `f64`).
-mod json_f64 {
+pub(crate) mod json_f64 {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {

@@ -129,6 +129,10 @@ pub fn run(
                 "counts": counts,
                 "warnings": cmp.warnings,
             });
+            // Per metric: within the tolerance, the largest and the mean residual.
+            if let Some(r) = cmp.residual_summary() {
+                doc["residuals"] = serde_json::json!(r);
+            }
             // Only a pooled comparison has more than one B.
             if !cmp.b_more.is_empty() {
                 doc["b_more"] = serde_json::json!(cmp.b_more);

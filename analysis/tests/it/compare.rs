@@ -191,6 +191,24 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         .unwrap();
     assert_eq!((cpu.infinite, cpu.n), (0, plan.points.len()));
     assert!((cpu.mean_abs.unwrap() - 0.1).abs() < 1e-9, "{cpu:?}");
+    // As `compare --format json` writes it.
+    let json = serde_json::to_value(cpu).unwrap();
+    assert_eq!(json["metric"], "cpu_ns_per_acq");
+    assert_eq!(json["within"], plan.points.len());
+    assert!(
+        (json["mean_abs"].as_f64().unwrap() - 0.1).abs() < 1e-9,
+        "{json}"
+    );
+    let inf = locklab_analysis::compare::ResidualSummary {
+        largest: f64::NEG_INFINITY,
+        mean_abs: None,
+        ..cpu.clone()
+    };
+    let json = serde_json::to_value(&inf).unwrap();
+    assert_eq!(
+        (&json["largest"], &json["mean_abs"]),
+        (&serde_json::json!("-inf"), &serde_json::Value::Null)
+    );
     // By axis: every point counted once per axis, each within.
     let by = c.residuals_by_axis();
     assert!(!by.is_empty());

@@ -371,6 +371,28 @@ impl Core {
         }
     }
 
+    /// Thread `tid`'s load or RMW `op` (of `kind`) waits for its request until
+    /// `until` (a flight to the line's holder, or the line's way to another core),
+    /// a stall credited as such, and is issued again then: at once if that is the
+    /// next event, else when the resumed future polls it.
+    #[inline]
+    fn wait_and_reissue(
+        &mut self,
+        tid: u32,
+        op: Op,
+        kind: Kind,
+        until: u64,
+    ) -> Option<(Word, bool)> {
+        let rmw = kind == Kind::Rmw;
+        self.stalled(tid, until - self.now, rmw);
+        self.slots[tid as usize].credited = rmw;
+        if self.resume_at(until, tid) {
+            return self.issue(tid, op);
+        }
+        self.slots[tid as usize].reissue = true;
+        None
+    }
+
     /// Issue `op` for thread `tid` at the current time. `Some(result)` if it completed
     /// at once; `None` if a resume event was scheduled (result in the slot).
     #[inline]
@@ -505,17 +527,10 @@ impl Core {
         if flown == 0 && !deferred && matches!(kind, Kind::Load | Kind::Rmw) {
             let (flight, holder) = self.flight(tid, addr.line);
             if flight > 0 {
-                let rmw = kind == Kind::Rmw;
-                self.stalled(tid, flight, rmw);
                 let s = &mut self.slots[tid as usize];
                 s.flown = flight;
                 s.flown_to = holder;
-                s.credited = rmw;
-                if self.resume_at(now + flight, tid) {
-                    return self.issue(tid, op);
-                }
-                self.slots[tid as usize].reissue = true;
-                return None;
+                return self.wait_and_reissue(tid, op, kind, now + flight);
             }
         }
         // A load or RMW of a line on its way to a core that took it whole
@@ -525,17 +540,10 @@ impl Core {
         // lock free goes first). After its flight, if it flew (`request_arrival`).
         if matches!(kind, Kind::Load | Kind::Rmw) {
             if let Some(fill) = self.mem.taken_in_flight(tid, addr.line, now) {
-                let rmw = kind == Kind::Rmw;
-                self.stalled(tid, fill - now, rmw);
                 let s = &mut self.slots[tid as usize];
                 s.flown = flown;
                 s.deferred = true;
-                s.credited = rmw;
-                if self.resume_at(fill, tid) {
-                    return self.issue(tid, op);
-                }
-                self.slots[tid as usize].reissue = true;
-                return None;
+                return self.wait_and_reissue(tid, op, kind, fill);
             }
         }
         // An independent miss goes out as soon as the core reaches it, which under a

@@ -495,7 +495,8 @@ pub fn topology_as_lab_with(
             ));
             if let Some(r) = m.request_arrival {
                 // Measured, not applied: on the hosts validated it did not bring the
-                // simulation closer (docs/validation.md, "Where a request is decided").
+                // simulation closer (docs/validation.md, "Where a request is decided";
+                // on two CCDs, "Far transfers").
                 s.push_str(&format!(
                     "# not applied: memory {{ request_arrival = {r:.2} }} (how long a holder goes on hitting\n\
                      # after a request is sent to it / transfer; docs/validation.md, \"Where a request is decided\")\n"

@@ -254,7 +254,14 @@ pub fn did_you_mean<'a>(
     if let Some(s) = suggest(word, candidates.clone()) {
         return Some(format!("did you mean `{s}`?"));
     }
-    let all: Vec<&str> = candidates.into_iter().collect();
+    // A name may be both defined in the file and built in (`lock cna = cna { .. }`):
+    // listed once.
+    let mut all: Vec<&str> = Vec::new();
+    for c in candidates {
+        if !all.contains(&c) {
+            all.push(c);
+        }
+    }
     if all.is_empty() {
         None
     } else if all.len() <= 12 {
@@ -642,6 +649,15 @@ mod tests {
         assert_eq!(suggest("mcsx", algos), Some("mcs"));
         assert_eq!(suggest("qspinlok", algos), Some("qspinlock"));
         assert_eq!(suggest("rwsem", algos), None);
+    }
+
+    #[test]
+    fn the_list_of_names_names_each_once() {
+        let names = ["cna", "tas", "ticket", "cna", "mcs"];
+        assert_eq!(
+            did_you_mean("rwsem", names).as_deref(),
+            Some("expected one of: cna, tas, ticket, mcs")
+        );
     }
 
     #[test]

@@ -231,7 +231,8 @@ impl AcceptArgs {
 /// `matrix` may read from, and the cap on its estimated work.
 #[derive(Debug, Clone, Default, Args)]
 pub struct LoadArgs {
-    /// Override a sweep axis: --set threads=1,2,4
+    /// Replace a sweep axis's values: --set threads=1,2,4. Claims that read values it
+    /// leaves out are skipped (undecided), with the reason; repeat for several axes
     #[arg(long = "set", value_name = "AXIS=VALUES")]
     pub set: Vec<String>,
     /// Let `use` and `matrix` also read files below DIR (besides the experiment's

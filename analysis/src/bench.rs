@@ -184,6 +184,7 @@ fn bench_plan(points: usize) -> Plan {
         gating: true,
         kind,
         modes: vec![Mode::Sim],
+        skipped: None,
     };
     let trend_xs = 0..(xs as i64).min(10);
     Plan {

@@ -860,6 +860,12 @@ pub struct Claim {
     /// the mode of its first reference.
     #[serde(default)]
     pub modes: Vec<Mode>,
+    /// Why this plan cannot evaluate the claim: `--set` narrowed the sweep and left
+    /// out what it reads (`--set lock=ticket` leaves out `lock = mcs`). Its verdict
+    /// is `skipped` with this reason; its references are not resolved and `modes`
+    /// is empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -967,6 +973,34 @@ pub enum Expr {
         lhs: Box<Expr>,
         rhs: Box<Expr>,
     },
+}
+
+impl Expr {
+    /// Its metric references, left to right.
+    pub fn metrics(&self) -> Vec<&MetricRef> {
+        match self {
+            Expr::Metric(m) => vec![m],
+            Expr::Const { .. } => Vec::new(),
+            Expr::Binary { lhs, rhs, .. } => {
+                let mut out = lhs.metrics();
+                out.extend(rhs.metrics());
+                out
+            }
+        }
+    }
+
+    /// Its metric references, left to right, to change in place.
+    pub fn metrics_mut(&mut self) -> Vec<&mut MetricRef> {
+        match self {
+            Expr::Metric(m) => vec![m],
+            Expr::Const { .. } => Vec::new(),
+            Expr::Binary { lhs, rhs, .. } => {
+                let mut out = lhs.metrics_mut();
+                out.extend(rhs.metrics_mut());
+                out
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

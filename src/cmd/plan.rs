@@ -92,10 +92,28 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
     }
     let _ = writeln!(
         s,
-        "{} claims, {} plots\n",
+        "{} claims, {} plots",
         plan.claims.len(),
         plan.plots.len()
     );
+    // Claims `--set` narrowed away: undecided, so they matter to the exit code.
+    let skipped: Vec<_> = plan
+        .claims
+        .iter()
+        .filter_map(|c| c.skipped.as_ref().map(|why| (c, why)))
+        .collect();
+    if !skipped.is_empty() {
+        let gating = skipped.iter().filter(|(c, _)| c.gating).count();
+        let _ = writeln!(
+            s,
+            "{} skipped ({gating} gating: the run exits 5 unless --accept-undecided):",
+            skipped.len()
+        );
+        for (c, why) in skipped {
+            let _ = writeln!(s, "  {}: {why}", c.id);
+        }
+    }
+    s.push('\n');
     let axes: Vec<&str> = plan.axes.iter().map(|a| a.name.as_str()).collect();
     // The resolved columns a sweep axis does not already show (`threads = [..]` and
     // `lock = [..]` are axes and resolved values at once).

@@ -12,7 +12,8 @@
 //!   rows the point does not have, a plan whose references are not resolved); the
 //!   detail says what;
 //! * `skipped`: the points the claim needs are in the plan but were not run in these
-//!   results (another mode, or skipped for a stated reason);
+//!   results (another mode, or skipped for a stated reason), or the plan itself
+//!   skips the claim (`--set` narrowed the sweep and left out what it reads);
 //! * `report`: a non-gating claim; the detail says what the verdict would be.
 //!
 //! What a claim reads was decided by the language: every metric reference carries
@@ -107,25 +108,13 @@ fn expectation_of(c: &Claim) -> String {
     }
 }
 
-/// The references of an expression, in order.
-fn refs_of<'a>(e: &'a Expr, out: &mut Vec<&'a MetricRef>) {
-    match e {
-        Expr::Metric(m) => out.push(m),
-        Expr::Const { .. } => {}
-        Expr::Binary { lhs, rhs, .. } => {
-            refs_of(lhs, out);
-            refs_of(rhs, out);
-        }
-    }
-}
-
 /// Every reference the claim reads (a trend: each step's), and whether each
 /// reference as written names its mode.
 fn read_refs(c: &Claim) -> (Vec<&MetricRef>, bool) {
     let mut out = Vec::new();
     match &c.kind {
-        ClaimKind::Band { expr, .. } => refs_of(expr, &mut out),
-        ClaimKind::Ordering { exprs, .. } => exprs.iter().for_each(|e| refs_of(e, &mut out)),
+        ClaimKind::Band { expr, .. } => out.extend(expr.metrics()),
+        ClaimKind::Ordering { exprs, .. } => out.extend(exprs.iter().flat_map(Expr::metrics)),
         ClaimKind::Trend { metric, series, .. } => {
             if let TrendSeries::Steps { steps } = series {
                 out.extend(steps.iter().map(|s| &s.metric));
@@ -138,8 +127,11 @@ fn read_refs(c: &Claim) -> (Vec<&MetricRef>, bool) {
 }
 
 /// The indices of the points a claim reads (baselines included), as the plan resolved
-/// them.
+/// them; none for a claim the plan skips.
 pub fn points_read(c: &Claim) -> BTreeSet<u32> {
+    if c.skipped.is_some() {
+        return BTreeSet::new();
+    }
     let (refs, _) = read_refs(c);
     let mut out: BTreeSet<u32> = refs
         .iter()
@@ -301,6 +293,10 @@ fn result(claim: &Claim, mode: Option<Mode>, o: Outcome, basis: Basis) -> ClaimR
 }
 
 fn evaluate_claim(ctx: &Ctx, claim: &Claim) -> Vec<ClaimResult> {
+    if let Some(why) = &claim.skipped {
+        let o = Outcome::plain(claim, Verdict::Skipped, why.clone());
+        return vec![result(claim, None, o, Basis::default())];
+    }
     if let Err(why) = resolved(ctx.plan, claim) {
         return vec![result(
             claim,

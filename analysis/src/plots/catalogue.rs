@@ -41,11 +41,14 @@ pub(super) fn known_baseline(plan: &Plan) -> Option<String> {
         .iter()
         .find_map(|p| p.baseline.clone())
         .or_else(|| {
-            plan.claims.iter().find_map(|c| match &c.kind {
-                ClaimKind::Band { expr, .. } => walk(expr),
-                ClaimKind::Ordering { exprs, .. } => exprs.iter().find_map(walk),
-                ClaimKind::Trend { metric, .. } => metric.baseline.clone(),
-            })
+            plan.claims
+                .iter()
+                .filter(|c| c.skipped.is_none())
+                .find_map(|c| match &c.kind {
+                    ClaimKind::Band { expr, .. } => walk(expr),
+                    ClaimKind::Ordering { exprs, .. } => exprs.iter().find_map(walk),
+                    ClaimKind::Trend { metric, .. } => metric.baseline.clone(),
+                })
         })
 }
 

@@ -1059,3 +1059,32 @@ fn reads_back(claims: &[ClaimResult]) -> usize {
     }
     non_finite
 }
+
+#[test]
+fn a_claim_the_plan_skips_is_skipped_with_its_reason_and_reads_nothing() {
+    let band = || ClaimKind::Band {
+        expr: sp(Value::Duration(MS), 4),
+        lo: 0.0,
+        hi: f64::INFINITY,
+        strict: false,
+    };
+    let mut plan = with_claims(
+        plan(),
+        vec![claim("narrowed", band()), claim("kept", band())],
+    );
+    // What the language writes for a claim `--set` narrowed away (the results hold
+    // the points, so only the plan's word can skip it).
+    let why = "`--set lock=stock` leaves out `lock = cna`";
+    plan.claims[0].skipped = Some(why.into());
+    plan.claims[0].modes.clear();
+    assert!(claims::points_read(&plan.claims[0]).is_empty());
+    assert!(!claims::points_read(&plan.claims[1]).is_empty());
+    let dir = results_dir(&plan);
+    let r = claims::evaluate(&plan, &load_results(dir.path()).unwrap());
+    let skipped = one(&r, "narrowed");
+    assert_eq!(skipped.verdict, Verdict::Skipped);
+    assert_eq!(skipped.detail, why);
+    assert_eq!(one(&r, "kept").verdict, Verdict::Pass);
+    // Undecided: it counts against the exit code like any skipped gating claim.
+    assert_eq!(VerdictCounts::gating(&r).skipped, 1);
+}

@@ -331,6 +331,7 @@ pub fn claim(id: &str, kind: ClaimKind) -> Claim {
         gating: true,
         kind,
         modes: vec![],
+        skipped: None,
     }
 }
 

@@ -2,10 +2,13 @@
 //! the sweep (`sweep`: axes, `zip`, `where`, `--set`), the run and its mode blocks
 //! (`run`), the points (`points`: every combination in some mode, each resolved in
 //! one step), then the claims and plots (`claims`, `plots`), whose metric
-//! references are resolved to points, baselines, rows and modes (`refs`).
+//! references are resolved to points, baselines, rows and modes (`refs`). Under
+//! `--set`, the file is expanded as written first, so that what the narrowed sweep
+//! leaves out is skipped rather than refused (`narrow`).
 
 mod claims;
 mod dims;
+mod narrow;
 mod plots;
 mod points;
 mod refs;
@@ -40,6 +43,31 @@ pub fn experiment(
     file: usize,
     exp: &Experiment,
     opts: &LoadOptions,
+) -> Option<Plan> {
+    if opts.overrides.is_empty() {
+        return expand(ctx, file, exp, opts, None);
+    }
+    // The experiment as written, quietly (its errors, if any, are the narrowed
+    // expansion's too): what `--set` leaves out of it is skipped, not refused.
+    let (diags, pseudo) = (ctx.diags.len(), ctx.pseudo.len());
+    let as_written = LoadOptions {
+        overrides: Vec::new(),
+        allow_huge: true,
+        ..opts.clone()
+    };
+    let whole = expand(ctx, file, exp, &as_written, None);
+    ctx.diags.truncate(diags);
+    ctx.pseudo.truncate(pseudo);
+    let narrowing = whole.map(|w| narrow::Narrowing::new(w, &opts.overrides));
+    expand(ctx, file, exp, opts, narrowing.as_ref())
+}
+
+fn expand(
+    ctx: &mut Ctx,
+    file: usize,
+    exp: &Experiment,
+    opts: &LoadOptions,
+    narrowing: Option<&narrow::Narrowing>,
 ) -> Option<Plan> {
     let mut entries = Vec::new();
     let mut expects = Vec::new();
@@ -89,7 +117,7 @@ pub fn experiment(
     };
     ok &= run.is_some();
 
-    let (combos, combos_ok) = points::enumerate(ctx, &sweep, &modes);
+    let (combos, combos_ok) = points::enumerate(ctx, &sweep, &modes, narrowing);
     let (inputs, inputs_ok) = points::Inputs::read(ctx, &o, &sweep, master_seed.unwrap_or(0), cpus);
     let (points, points_ok) = points::resolve(ctx, &inputs, &sweep, combos);
     ok &= combos_ok && inputs_ok && points_ok;
@@ -139,6 +167,7 @@ pub fn experiment(
         index: refs::PointIndex::new(&points),
         budget: std::cell::Cell::new(refs::MAX_RESOLVE_WORK),
         exhausted: std::cell::Cell::new(false),
+        narrowing,
     };
     // Each claim and plot is resolved against every point: their number is bounded
     // so that checking stays near linear in the file.
@@ -165,10 +194,18 @@ pub fn experiment(
     let (claims, claims_ok) = claims::claims(ctx, &scope, &expects);
     ok &= claims_ok;
     let mut plots = Vec::new();
-    for p in &plot_stmts {
+    for (i, p) in plot_stmts.iter().enumerate() {
+        let told = ctx.diags.len();
         match plots::plot(ctx, &scope, p) {
             Some(pl) => plots.push(pl),
-            None => ok = false,
+            None => match scope.narrowed_away_plot(i) {
+                Some(why) => {
+                    ctx.diags.truncate(told);
+                    ctx.warn(file, p.span, format!("this plot is not drawn: {why}"))
+                        .set_label("narrowed away");
+                }
+                None => ok = false,
+            },
         }
     }
 

@@ -1,8 +1,10 @@
 //! Points: the combinations a sweep yields in each mode ([`enumerate`]), then each
 //! combination resolved into a complete [`Point`] in one step ([`resolve`]).
 
+use super::narrow::Narrowing;
 use super::run::ModeSpec;
 use super::sweep::Sweep;
+use crate::diag::Span;
 use crate::resolve::{Ctx, Env, Obj};
 use crate::syntax::{Val, ValKind};
 use locklab_model::cost::{MAX_SIM_THREADS, MAX_THREADS};
@@ -28,8 +30,14 @@ pub struct Combo {
 
 /// Every combination the sweep yields in some mode, in first-seen order; a
 /// combination yielded by several modes is one point that runs in each. Returns
-/// false when a mode's sweep is too large or left empty (said).
-pub fn enumerate(ctx: &mut Ctx, sweep: &Sweep, modes: &[ModeSpec]) -> (Vec<Combo>, bool) {
+/// false when a mode's sweep is too large or left empty (said). A mode that `--set`
+/// leaves empty runs nothing (a warning), unless every mode is left so.
+pub fn enumerate(
+    ctx: &mut Ctx,
+    sweep: &Sweep,
+    modes: &[ModeSpec],
+    narrowing: Option<&Narrowing>,
+) -> (Vec<Combo>, bool) {
     let axes = &sweep.axes;
     let mut ok = true;
     let mut combos: Vec<Combo> = Vec::new();
@@ -140,8 +148,18 @@ pub fn enumerate(ctx: &mut Ctx, sweep: &Sweep, modes: &[ModeSpec]) -> (Vec<Combo
                 idx[g] = 0;
             }
         }
+        let narrowed_away = narrowing.filter(|n| n.runs_in(ms.mode));
         if kept == 0 && axes.iter().any(|a| a.broken) {
             ok = false;
+        } else if let (0, Some(n)) = (kept, narrowed_away) {
+            let (f, sp) = ms.span;
+            let mode = ms.mode.as_str();
+            ctx.warn(
+                f,
+                sp,
+                format!("{} no {mode} point: {mode} runs nothing", n.leave(None)),
+            )
+            .set_label("narrowed away");
         } else if kept == 0 {
             ok = false;
             let (f, sp) = ms
@@ -162,6 +180,14 @@ pub fn enumerate(ctx: &mut Ctx, sweep: &Sweep, modes: &[ModeSpec]) -> (Vec<Combo
                 .set_label("filters out every point")
                 .help = Some("loosen the condition or add axis values".into());
         }
+    }
+    if let (true, true, Some(n)) = (ok, combos.is_empty(), narrowing) {
+        let (f, sp) = modes.first().map_or((0, Span::default()), |m| m.span);
+        ctx.err(f, sp, format!("{} no point to run", n.leave(None)))
+            .set_label("in any mode")
+            .help =
+            Some("`--set` picks values the file's `where` filters and mode blocks keep".into());
+        ok = false;
     }
     for c in &mut combos {
         c.modes.sort();

@@ -38,6 +38,22 @@ pub struct Scope<'a> {
     /// ran out (said once).
     pub budget: std::cell::Cell<u64>,
     pub exhausted: std::cell::Cell<bool>,
+    /// The experiment as written, where `--set` narrowed its sweep.
+    pub narrowing: Option<&'a super::narrow::Narrowing>,
+}
+
+impl Scope<'_> {
+    /// Claim `id` skipped, where it failed here only because `--set` left out what
+    /// it reads (the file as written resolves it).
+    pub fn narrowed_away_claim(&self, id: &str) -> Option<locklab_model::plan::Claim> {
+        self.narrowing?.skipped_claim(id, self.axes)
+    }
+
+    /// Why plot `index` is not drawn, where it failed here only because `--set` left
+    /// out what it shows.
+    pub fn narrowed_away_plot(&self, index: usize) -> Option<String> {
+        self.narrowing?.skipped_plot(index, self.axes)
+    }
 }
 
 /// The most work resolving an experiment's references may take, in points read: a

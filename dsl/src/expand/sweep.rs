@@ -200,6 +200,8 @@ pub fn read(
 /// `--set axis=value[,value...]`: replace an axis's values, checked like the file's.
 fn apply_sets(ctx: &mut Ctx, axes: &mut [AxisDecl], sets: &[(String, String)]) -> bool {
     let mut ok = true;
+    // (axis, its pseudo file, its text) for each value list applied.
+    let mut set: Vec<(usize, usize, String)> = Vec::new();
     for (k, text) in sets {
         let full = format!("{k}={text}");
         let pf = ctx.add_pseudo(format!("--set {k}"), full.clone());
@@ -229,24 +231,6 @@ fn apply_sets(ctx: &mut Ctx, axes: &mut [AxisDecl], sets: &[(String, String)]) -
                     ok = false;
                     continue;
                 }
-                if let Some(g) = axes[ai].zip {
-                    if let Some(other) = axes.iter().find(|a| a.zip == Some(g) && a.name.name != *k)
-                    {
-                        if other.values.len() != values.len() {
-                            let (n, on, m) =
-                                (values.len(), other.name.name.clone(), other.values.len());
-                            ctx.err(
-                                pf,
-                                Span::new(k.len() + 1, full.len()),
-                                format!(
-                                    "`{k}` is zipped with `{on}` ({m} values) but is given {n}"
-                                ),
-                            );
-                            ok = false;
-                            continue;
-                        }
-                    }
-                }
                 if !values.is_empty()
                     && !axes[ai].values.is_empty()
                     && !same_type(&values[0], &axes[ai].values[0])
@@ -263,8 +247,38 @@ fn apply_sets(ctx: &mut Ctx, axes: &mut [AxisDecl], sets: &[(String, String)]) -
                 axes[ai].vals = vals;
                 axes[ai].values = values;
                 axes[ai].file = pf;
+                set.push((ai, pf, full));
             }
         }
+    }
+    // Zipped axes keep equal lengths once every `--set` is applied (setting all of a
+    // zip together is how its values change).
+    for (ai, pf, full) in &set {
+        let (a, n) = (&axes[*ai], axes[*ai].values.len());
+        let Some(g) = a.zip else { continue };
+        let Some(other) = axes
+            .iter()
+            .find(|o| o.zip == Some(g) && o.values.len() != n)
+        else {
+            continue;
+        };
+        let (k, on, m) = (
+            a.name.name.clone(),
+            other.name.name.clone(),
+            other.values.len(),
+        );
+        let given_too = set.iter().any(|(i, _, _)| axes[*i].name.name == on);
+        ctx.err(
+            *pf,
+            Span::new(k.len() + 1, full.len()),
+            format!("`{k}` is zipped with `{on}` ({m} values) but is given {n}"),
+        )
+        .help = Some(if given_too {
+            format!("give `{k}` and `{on}` the same number of values")
+        } else {
+            format!("set the axes of the zip together: `--set {on}=...` with {n} values")
+        });
+        ok = false;
     }
     ok
 }

@@ -6,6 +6,7 @@ mod files;
 mod fuzz;
 mod hostile;
 mod locks;
+mod narrow;
 mod props;
 mod snapshots;
 mod targets;

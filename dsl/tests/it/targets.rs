@@ -31,21 +31,11 @@ fn plan_of(text: &str) -> Plan {
 
 /// Every reference of the plan's claims (trend steps included), in order.
 fn refs(plan: &Plan) -> Vec<&MetricRef> {
-    fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a MetricRef>) {
-        match e {
-            Expr::Metric(m) => out.push(m),
-            Expr::Const { .. } => {}
-            Expr::Binary { lhs, rhs, .. } => {
-                walk(lhs, out);
-                walk(rhs, out);
-            }
-        }
-    }
     let mut out = Vec::new();
     for c in &plan.claims {
         match &c.kind {
-            ClaimKind::Band { expr, .. } => walk(expr, &mut out),
-            ClaimKind::Ordering { exprs, .. } => exprs.iter().for_each(|e| walk(e, &mut out)),
+            ClaimKind::Band { expr, .. } => out.extend(expr.metrics()),
+            ClaimKind::Ordering { exprs, .. } => out.extend(exprs.iter().flat_map(Expr::metrics)),
             ClaimKind::Trend { series, .. } => match series {
                 TrendSeries::Steps { steps } => out.extend(steps.iter().map(|s| &s.metric)),
                 TrendSeries::Rows { .. } => {}

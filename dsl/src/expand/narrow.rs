@@ -1,0 +1,150 @@
+//! `--set` narrows a sweep (`--set lock=ticket` to rerun one lock). A claim or plot
+//! of the file that reads what the narrowed sweep leaves out is then skipped, with
+//! the reason, rather than refused; a mode left without points runs nothing.
+//!
+//! Which ones those are is decided by expanding the file as written too: a claim
+//! that resolves there but not in the narrowed sweep was narrowed away, whatever
+//! made it unreadable (a value left out, a baseline a `where` only kept at a value
+//! left out, a trend left with one step); one that fails in both is the file's
+//! error and is told as such.
+
+use super::refs::example;
+use crate::units::cmp_values;
+use locklab_model::plan::{Axis, Claim, ClaimKind, Expr, Mode, Plan, Target, TrendSeries, Value};
+
+/// The experiment as written, beside the `--set` that narrows it.
+pub struct Narrowing {
+    whole: Plan,
+    /// `--set` as given: (axis, values as written).
+    sets: Vec<(String, String)>,
+}
+
+/// At most this many left-out values are named in a reason.
+const MAX_NAMED: usize = 4;
+
+impl Narrowing {
+    pub fn new(whole: Plan, sets: &[(String, String)]) -> Narrowing {
+        Narrowing {
+            whole,
+            sets: sets.to_vec(),
+        }
+    }
+
+    /// Whether the experiment as written runs any point in `mode`.
+    pub fn runs_in(&self, mode: Mode) -> bool {
+        self.whole.points.iter().any(|p| p.modes.contains(&mode))
+    }
+
+    /// The `--set` options as the user wrote them (those of `axes`, or all), with
+    /// the verb: "`--set lock=ticket` leaves", "`--set a=1` and `--set b=2` leave".
+    pub fn leave(&self, axes: Option<&[String]>) -> String {
+        let sets: Vec<String> = self
+            .sets
+            .iter()
+            .filter(|(k, _)| axes.is_none_or(|a| a.contains(k)))
+            .map(|(k, v)| format!("`--set {k}={v}`"))
+            .collect();
+        let verb = if sets.len() == 1 { "leaves" } else { "leave" };
+        format!("{} {verb}", sets.join(" and "))
+    }
+
+    /// Claim `id` as written, skipped: its references unresolved, no modes, and why
+    /// (what of it the narrowed `axes` leave out). `None`: the file as written has no
+    /// such claim (it is then the file's error).
+    pub fn skipped_claim(&self, id: &str, axes: &[Axis]) -> Option<Claim> {
+        let c = self.whole.claims.iter().find(|c| c.id == id)?;
+        let mut kind = c.kind.clone();
+        let mut targets: Vec<&Target> = Vec::new();
+        match &kind {
+            ClaimKind::Band { expr, .. } => {
+                targets.extend(expr.metrics().iter().map(|m| &m.target))
+            }
+            ClaimKind::Ordering { exprs, .. } => {
+                targets.extend(exprs.iter().flat_map(Expr::metrics).map(|m| &m.target))
+            }
+            ClaimKind::Trend { series, .. } => match series {
+                TrendSeries::Steps { steps } => {
+                    targets.extend(steps.iter().map(|s| &s.metric.target))
+                }
+                TrendSeries::Rows { target } => targets.push(target),
+            },
+        }
+        let why = self.reason(&targets, axes);
+        // Nothing is read for a skipped claim.
+        match &mut kind {
+            ClaimKind::Band { expr, .. } => unresolve(expr),
+            ClaimKind::Ordering { exprs, .. } => exprs.iter_mut().for_each(unresolve),
+            ClaimKind::Trend { metric, series, .. } => {
+                metric.target = Target::default();
+                *series = TrendSeries::default();
+            }
+        }
+        Some(Claim {
+            kind,
+            modes: Vec::new(),
+            skipped: Some(why),
+            ..c.clone()
+        })
+    }
+
+    /// Why plot `index` (in file order) is not drawn from the narrowed `axes`;
+    /// `None`: the file as written has no such plot.
+    pub fn skipped_plot(&self, index: usize, axes: &[Axis]) -> Option<String> {
+        let p = self.whole.plots.get(index)?;
+        Some(self.reason(&p.targets.iter().collect::<Vec<_>>(), axes))
+    }
+
+    /// What the narrowed `axes` leave out of the points `targets` read as written
+    /// (their baselines included): the values of narrowed axes no longer swept, else
+    /// the points in general.
+    fn reason(&self, targets: &[&Target], axes: &[Axis]) -> String {
+        let swept = |axis: &str, v: &Value| {
+            axes.iter().find(|a| a.name == axis).is_some_and(|a| {
+                a.values
+                    .iter()
+                    .any(|x| cmp_values(x, v) == Some(std::cmp::Ordering::Equal))
+            })
+        };
+        let mut left_out: Vec<(&str, String)> = Vec::new();
+        let read = targets
+            .iter()
+            .flat_map(|t| [Some(t.point), t.baseline])
+            .flatten()
+            .filter_map(|i| self.whole.points.get(i as usize));
+        for p in read {
+            for (axis, _) in &self.sets {
+                let Some(v) = p.axes.get(axis) else { continue };
+                let text = example(axis, v);
+                if !swept(axis, v) && !left_out.iter().any(|(_, t)| *t == text) {
+                    left_out.push((axis, text));
+                }
+            }
+        }
+        if left_out.is_empty() {
+            return format!("{} out the points it reads", self.leave(None));
+        }
+        let named: Vec<String> = self
+            .sets
+            .iter()
+            .map(|(k, _)| k.clone())
+            .filter(|k| left_out.iter().any(|(a, _)| a == k))
+            .collect();
+        let values: Vec<&str> = left_out.iter().map(|(_, t)| t.as_str()).collect();
+        let shown = if values.len() > MAX_NAMED {
+            format!(
+                "`{}` and {} more",
+                values[..MAX_NAMED].join("`, `"),
+                values.len() - MAX_NAMED
+            )
+        } else {
+            format!("`{}`", values.join("`, `"))
+        };
+        format!("{} out {shown}", self.leave(Some(&named)))
+    }
+}
+
+fn unresolve(e: &mut Expr) {
+    for m in e.metrics_mut() {
+        m.target = Target::default();
+    }
+}

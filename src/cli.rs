@@ -13,8 +13,8 @@ Exit codes (when several apply: 3, then 4, then 1, then 5):
      it does not have, that a gating claim reads or for every point; cross-host
      comparison)
   5  no gating claim failed, but one was left undecided: inconclusive, skipped (its
-     point not run), or over points the noise gate flagged (--accept-undecided and
-     --accept-noisy accept them)
+     point not run, or left out by --set), or over points the noise gate flagged
+     (--accept-undecided and --accept-noisy accept them)
   130  interrupted (Ctrl-C; 143 for SIGTERM): the run keeps its finished records,
        `locklab run --resume DIR` completes it
 

@@ -24,7 +24,8 @@ pub const RUN_FAILED: i32 = 3;
 /// cross-host comparison).
 pub const ENVIRONMENT: i32 = 4;
 /// No gating claim failed, but at least one was left undecided: inconclusive, skipped
-/// (its point not run), or reading points the noise gate flagged.
+/// (its point not run, or left out by `--set`), or reading points the noise gate
+/// flagged.
 pub const UNDECIDED: i32 = 5;
 
 /// What the user accepts in place of a decided, clean verdict.

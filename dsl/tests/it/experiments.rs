@@ -135,3 +135,89 @@ experiment c {
     );
     assert!(errors.contains(&"experiment `c` is missing `threads`"));
 }
+
+/// Every axis of every experiment narrowed to each one of its values (`--set
+/// axis=value`): the plan keeps every claim of the file, in order, each either read
+/// (its references resolved to points of the narrowed plan) or skipped with a reason
+/// and reading nothing; every point takes the value (in every mode: `--set` wins
+/// over the mode blocks); and whatever fails is said as an error, never a panic.
+#[test]
+fn narrowing_an_axis_to_one_value_loses_no_claim() {
+    use locklab_model::plan::{ClaimKind, Expr, Target, TrendSeries};
+    let targets = |k: &ClaimKind| -> Vec<Target> {
+        match k {
+            ClaimKind::Band { expr, .. } => {
+                expr.metrics().iter().map(|m| m.target.clone()).collect()
+            }
+            ClaimKind::Ordering { exprs, .. } => exprs
+                .iter()
+                .flat_map(Expr::metrics)
+                .map(|m| m.target.clone())
+                .collect(),
+            ClaimKind::Trend { series, .. } => match series {
+                TrendSeries::Steps { steps } => {
+                    steps.iter().map(|s| s.metric.target.clone()).collect()
+                }
+                TrendSeries::Rows { target } => vec![target.clone()],
+            },
+        }
+    };
+    let (mut planned, mut refused) = (0, 0);
+    for f in lab_files(&root()) {
+        let loader = FsLoader::for_experiment(Path::new(&f), &[]);
+        let whole = load(&f, &loader, &LoadOptions::default()).plan.unwrap();
+        let ids: Vec<&str> = whole.claims.iter().map(|c| c.id.as_str()).collect();
+        for axis in &whole.axes {
+            for v in &axis.values {
+                let opts = LoadOptions {
+                    overrides: vec![(axis.name.clone(), v.label())],
+                    ..Default::default()
+                };
+                let c = load(&f, &loader, &opts);
+                let what = format!("{f} --set {}={}", axis.name, v.label());
+                let Some(plan) = c.plan.as_ref() else {
+                    assert!(c.has_errors(), "{what}: no plan and no error");
+                    refused += 1;
+                    continue;
+                };
+                planned += 1;
+                let got: Vec<&str> = plan.claims.iter().map(|c| c.id.as_str()).collect();
+                assert_eq!(got, ids, "{what}: claims lost or reordered");
+                for p in &plan.points {
+                    assert_eq!(p.axes.get(&axis.name), Some(v), "{what}: point {}", p.id);
+                }
+                for cl in &plan.claims {
+                    let ts = targets(&cl.kind);
+                    match &cl.skipped {
+                        Some(why) => {
+                            assert!(why.starts_with("`--set "), "{what}: {}: {why}", cl.id);
+                            assert!(cl.modes.is_empty(), "{what}: {}", cl.id);
+                            assert!(ts.iter().all(Target::is_unresolved), "{what}: {}", cl.id);
+                        }
+                        None => {
+                            assert!(!cl.modes.is_empty(), "{what}: {}", cl.id);
+                            for t in ts {
+                                assert!(
+                                    (t.point as usize) < plan.points.len(),
+                                    "{what}: {}",
+                                    cl.id
+                                );
+                                assert!(
+                                    t.baseline.is_none_or(|b| (b as usize) < plan.points.len()),
+                                    "{what}: {}",
+                                    cl.id
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Refused: one axis of a `zip` set alone, or a native placement of 2 CPUs given
+    // more threads (docs/language.md, "Sweeps").
+    assert!(
+        planned > 4 * refused,
+        "{planned} planned, {refused} refused"
+    );
+}

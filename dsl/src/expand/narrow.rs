@@ -3,10 +3,12 @@
 //! the reason, rather than refused; a mode left without points runs nothing.
 //!
 //! Which ones those are is decided by expanding the file as written too: a claim
-//! that resolves there but not in the narrowed sweep was narrowed away, whatever
-//! made it unreadable (a value left out, a baseline a `where` only kept at a value
-//! left out, a trend left with one step); one that fails in both is the file's
-//! error and is told as such.
+//! that resolves there, but not in the narrowed sweep, and reads there a point
+//! whose value of a `--set` axis is left out was narrowed away, whatever made it
+//! unreadable (a value it selects, a baseline a `where` only kept at a value left
+//! out, a trend left with one step). Any other failure is an error, told as such:
+//! the file's (it fails as written too) or the `--set`'s (a value added that a
+//! selector does not pin).
 
 use super::refs::example;
 use crate::units::cmp_values;
@@ -50,7 +52,8 @@ impl Narrowing {
 
     /// Claim `id` as written, skipped: its references unresolved, no modes, and why
     /// (what of it the narrowed `axes` leave out). `None`: the file as written has no
-    /// such claim (it is then the file's error).
+    /// such claim, or every point it reads there is still swept (its failure is then
+    /// the file's, or the `--set`'s, e.g. a value added that a selector does not pin).
     pub fn skipped_claim(&self, id: &str, axes: &[Axis]) -> Option<Claim> {
         let c = self.whole.claims.iter().find(|c| c.id == id)?;
         let mut kind = c.kind.clone();
@@ -69,7 +72,7 @@ impl Narrowing {
                 TrendSeries::Rows { target } => targets.push(target),
             },
         }
-        let why = self.reason(&targets, axes);
+        let why = self.reason(&targets, axes)?;
         // Nothing is read for a skipped claim.
         match &mut kind {
             ClaimKind::Band { expr, .. } => unresolve(expr),
@@ -88,16 +91,16 @@ impl Narrowing {
     }
 
     /// Why plot `index` (in file order) is not drawn from the narrowed `axes`;
-    /// `None`: the file as written has no such plot.
+    /// `None`: the file as written has no such plot, or nothing it shows is left out.
     pub fn skipped_plot(&self, index: usize, axes: &[Axis]) -> Option<String> {
         let p = self.whole.plots.get(index)?;
-        Some(self.reason(&p.targets.iter().collect::<Vec<_>>(), axes))
+        self.reason(&p.targets.iter().collect::<Vec<_>>(), axes)
     }
 
     /// What the narrowed `axes` leave out of the points `targets` read as written
-    /// (their baselines included): the values of narrowed axes no longer swept, else
-    /// the points in general.
-    fn reason(&self, targets: &[&Target], axes: &[Axis]) -> String {
+    /// (their baselines included): the values of `--set` axes no longer swept.
+    /// `None` when there are none: what failed was not left out.
+    fn reason(&self, targets: &[&Target], axes: &[Axis]) -> Option<String> {
         let swept = |axis: &str, v: &Value| {
             axes.iter().find(|a| a.name == axis).is_some_and(|a| {
                 a.values
@@ -121,7 +124,7 @@ impl Narrowing {
             }
         }
         if left_out.is_empty() {
-            return format!("{} out the points it reads", self.leave(None));
+            return None;
         }
         let named: Vec<String> = self
             .sets
@@ -139,7 +142,7 @@ impl Narrowing {
         } else {
             format!("`{}`", values.join("`, `"))
         };
-        format!("{} out {shown}", self.leave(Some(&named)))
+        Some(format!("{} out {shown}", self.leave(Some(&named))))
     }
 }
 

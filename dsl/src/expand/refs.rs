@@ -46,12 +46,19 @@ impl Scope<'_> {
     /// Claim `id` skipped, where it failed here only because `--set` left out what
     /// it reads (the file as written resolves it).
     pub fn narrowed_away_claim(&self, id: &str) -> Option<locklab_model::plan::Claim> {
+        // Out of budget, nothing resolves: that is said, not skipped.
+        if self.exhausted.get() {
+            return None;
+        }
         self.narrowing?.skipped_claim(id, self.axes)
     }
 
     /// Why plot `index` is not drawn, where it failed here only because `--set` left
     /// out what it shows.
     pub fn narrowed_away_plot(&self, index: usize) -> Option<String> {
+        if self.exhausted.get() {
+            return None;
+        }
         self.narrowing?.skipped_plot(index, self.axes)
     }
 }

@@ -153,3 +153,27 @@ fn zipped_axes_are_set_together() {
     assert!(said.contains("`critical` is zipped with `outside` (2 values) but is given 1"));
     assert!(said.contains("set the axes of the zip together"), "{said}");
 }
+
+#[test]
+fn a_set_that_adds_a_value_a_selector_does_not_pin_is_an_error() {
+    // As written the claim reads the one point of `ticket`; with a second thread
+    // count it matches two. Nothing it read is left out: the error is told.
+    let file = r#"topology t { sockets = 1, cores = 2, transfer { llc = 40ns } }
+workload w = single { critical = 100ns }
+experiment e {
+  topology = t
+  workload = w
+  sweep { lock = [tas, ticket], threads = [2] }
+  run { modes = [sim], duration = 10ms }
+  expect bypass_max[lock = ticket] <= 1
+}
+"#;
+    assert!(!narrowed(&[], file).has_errors());
+    let c = narrowed(&[("threads", "1, 2")], file);
+    assert!(c.has_errors());
+    let said = show(&c);
+    assert!(
+        said.contains("matches 2 points that differ in threads"),
+        "{said}"
+    );
+}

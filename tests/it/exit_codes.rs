@@ -56,6 +56,33 @@ fn skipped_gating_claims_are_undecided_unless_accepted() {
     assert_eq!(code, Some(5), "{text}");
 }
 
+/// `--set lock=ticket` reruns one lock: the claim on `mcs` is skipped with the reason
+/// (undecided, exit 5), the one on `ticket` is decided; nothing is refused.
+#[test]
+fn a_claim_left_out_by_set_is_undecided_with_its_reason() {
+    let _m = machine();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("r");
+    let (code, text) = run_code(&[
+        "run",
+        "experiments/validation.lab",
+        "--set",
+        "lock=ticket",
+        "--mode",
+        "sim",
+        "--quick",
+        "--no-report",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(5), "{text}");
+    assert!(
+        text.contains("mcs_fifo skipped: `--set lock=ticket` leaves out `lock = mcs`"),
+        "{text}"
+    );
+    assert!(text.contains("ticket_fifo  pass"), "{text}");
+}
+
 /// One allowed CPU: every native point of this file needs two pinned threads, so
 /// none can run and the claims that gate on them cannot be decided: the environment
 /// refused (4), not a pass.

@@ -30,13 +30,18 @@ pub fn run(files: &[PathBuf], args: &LoadArgs, format: Format) -> Result<i32> {
             let n = checked.diagnostics.iter().filter(|d| d.is_error()).count();
             eprintln!("{path}: {n} error{}", if n == 1 { "" } else { "s" });
         } else if let Some(plan) = &checked.plan {
+            let skipped = plan.claims.iter().filter(|c| c.skipped.is_some()).count();
             println!(
-                "{path}: ok — experiment {}, {} point{}, {} claim{}",
+                "{path}: ok — experiment {}, {} point{}, {} claim{}{}",
                 plan.experiment,
                 plan.points.len(),
                 if plan.points.len() == 1 { "" } else { "s" },
                 plan.claims.len(),
-                if plan.claims.len() == 1 { "" } else { "s" }
+                if plan.claims.len() == 1 { "" } else { "s" },
+                match skipped {
+                    0 => String::new(),
+                    n => format!(" ({n} skipped by --set: `locklab plan` says why)"),
+                }
             );
         } else {
             println!("{path}: ok — library");

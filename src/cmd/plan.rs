@@ -104,11 +104,11 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
         .collect();
     if !skipped.is_empty() {
         let gating = skipped.iter().filter(|(c, _)| c.gating).count();
-        let _ = writeln!(
-            s,
-            "{} skipped ({gating} gating: the run exits 5 unless --accept-undecided):",
-            skipped.len()
-        );
+        let effect = match gating {
+            0 => "none gating".to_string(),
+            n => format!("{n} gating: the run exits 5 unless --accept-undecided"),
+        };
+        let _ = writeln!(s, "{} skipped ({effect}):", skipped.len());
         for (c, why) in skipped {
             let _ = writeln!(s, "  {}: {why}", c.id);
         }

@@ -33,6 +33,16 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
     let mut ok = true;
     let mut claims = Vec::new();
     let mut names: BTreeMap<String, Span> = BTreeMap::new();
+    // Unnamed claims are numbered by their place in the file (`c1`, `c2`, ...): a
+    // name may not take one of those ids.
+    let numbered: BTreeMap<String, usize> = expects
+        .iter()
+        .flat_map(|e| e.claims.iter())
+        .enumerate()
+        .filter(|(_, c)| c.name.is_none())
+        .map(|(i, _)| (format!("c{}", i + 1), i + 1))
+        .collect();
+    let mut index = 0;
     for e in expects {
         let group: Vec<(Ident, Val)> = e
             .group
@@ -43,9 +53,21 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
             ok &= check_dup_keys(ctx, scope.file, &g.items);
         }
         for c in &e.claims {
-            let n = claims.len() + 1;
+            index += 1;
             let id = match &c.name {
                 Some(name) => {
+                    if let Some(k) = numbered.get(&name.name) {
+                        ctx.err(
+                            scope.file,
+                            name.span,
+                            format!("`{}` is the id of the unnamed claim {k}", name.name),
+                        )
+                        .set_label("taken")
+                        .help = Some(
+                            "unnamed claims are numbered c1, c2, ... in file order: choose another name".into(),
+                        );
+                        ok = false;
+                    }
                     if let Some(first) = names.get(&name.name) {
                         let first = *first;
                         ctx.err(
@@ -64,7 +86,7 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
                     names.insert(name.name.clone(), name.span);
                     name.name.clone()
                 }
-                None => format!("c{n}"),
+                None => format!("c{index}"),
             };
             let input = ClaimIn {
                 ast: c,
@@ -74,16 +96,17 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
                 gating: !(e.report || c.report),
             };
             let told = ctx.diags.len();
-            match claim(ctx, scope, input) {
-                Some(cl) => claims.push(cl),
-                None => match scope.narrowed_away_claim(&id) {
-                    // Not the file's error: what it reads is not run this time.
-                    Some(skipped) => {
-                        ctx.diags.truncate(told);
-                        claims.push(skipped);
-                    }
-                    None => ok = false,
-                },
+            let built = claim(ctx, scope, input);
+            // A claim that reads, as written, a point `--set` left out is skipped
+            // whether or not the narrowed sweep could still resolve it (a trend left
+            // with fewer steps is not the trend written).
+            match (scope.narrowed_away_claim(index - 1), built) {
+                (Some(skipped), _) => {
+                    ctx.diags.truncate(told);
+                    claims.push(skipped);
+                }
+                (None, Some(cl)) => claims.push(cl),
+                (None, None) => ok = false,
             }
         }
     }

@@ -230,7 +230,17 @@ fn expand(
         description,
         master_seed: master_seed?,
         topology: topology?,
-        run: run?,
+        run: RunSpec {
+            // Only `--set` can leave a mode without points (said): it runs nothing.
+            modes: run
+                .as_ref()?
+                .modes
+                .iter()
+                .copied()
+                .filter(|m| points.iter().any(|p| p.modes.contains(m)))
+                .collect(),
+            ..run?
+        },
         axes: plan_axes,
         points,
         claims,

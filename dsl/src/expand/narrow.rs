@@ -3,12 +3,12 @@
 //! the reason, rather than refused; a mode left without points runs nothing.
 //!
 //! Which ones those are is decided by expanding the file as written too: a claim
-//! that resolves there, but not in the narrowed sweep, and reads there a point
-//! whose value of a `--set` axis is left out was narrowed away, whatever made it
-//! unreadable (a value it selects, a baseline a `where` only kept at a value left
-//! out, a trend left with one step). Any other failure is an error, told as such:
-//! the file's (it fails as written too) or the `--set`'s (a value added that a
-//! selector does not pin).
+//! that reads there a point whose value of a `--set` axis is left out is skipped,
+//! whatever that does to it in the narrowed sweep (a value it selects is gone, a
+//! baseline a `where` only kept at a value left out, a trend left with fewer
+//! steps). Any other failure is an error, told as such: the file's (it fails as
+//! written too) or the `--set`'s (a value added that a selector does not pin).
+//! Claims are matched by their place in the file, plots likewise.
 
 use super::refs::example;
 use crate::units::cmp_values;
@@ -50,12 +50,13 @@ impl Narrowing {
         format!("{} {verb}", sets.join(" and "))
     }
 
-    /// Claim `id` as written, skipped: its references unresolved, no modes, and why
-    /// (what of it the narrowed `axes` leave out). `None`: the file as written has no
-    /// such claim, or every point it reads there is still swept (its failure is then
-    /// the file's, or the `--set`'s, e.g. a value added that a selector does not pin).
-    pub fn skipped_claim(&self, id: &str, axes: &[Axis]) -> Option<Claim> {
-        let c = self.whole.claims.iter().find(|c| c.id == id)?;
+    /// The claim at `index` (in file order) as written, skipped: its references
+    /// unresolved, no modes, and why (what of it the narrowed `axes` leave out).
+    /// `None`: every point it reads as written is still swept (a failure to resolve
+    /// it is then the file's, or the `--set`'s, e.g. a value added that a selector
+    /// does not pin).
+    pub fn skipped_claim(&self, index: usize, axes: &[Axis]) -> Option<Claim> {
+        let c = self.whole.claims.get(index)?;
         let mut kind = c.kind.clone();
         let mut targets: Vec<&Target> = Vec::new();
         match &kind {

@@ -41,6 +41,9 @@ pub fn enumerate(
     let axes = &sweep.axes;
     let mut ok = true;
     let mut combos: Vec<Combo> = Vec::new();
+    // Modes `--set` left without points: they run nothing (said once the others are
+    // known to run something).
+    let mut emptied: Vec<&ModeSpec> = Vec::new();
     let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
     // Groups: an axis alone, or all axes of one zip.
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -151,15 +154,8 @@ pub fn enumerate(
         let narrowed_away = narrowing.filter(|n| n.runs_in(ms.mode));
         if kept == 0 && axes.iter().any(|a| a.broken) {
             ok = false;
-        } else if let (0, Some(n)) = (kept, narrowed_away) {
-            let (f, sp) = ms.span;
-            let mode = ms.mode.as_str();
-            ctx.warn(
-                f,
-                sp,
-                format!("{} no {mode} point: {mode} runs nothing", n.leave(None)),
-            )
-            .set_label("narrowed away");
+        } else if let (0, Some(_)) = (kept, narrowed_away) {
+            emptied.push(ms);
         } else if kept == 0 {
             ok = false;
             let (f, sp) = ms
@@ -181,13 +177,25 @@ pub fn enumerate(
                 .help = Some("loosen the condition or add axis values".into());
         }
     }
-    if let (true, true, Some(n)) = (ok, combos.is_empty(), narrowing) {
-        let (f, sp) = modes.first().map_or((0, Span::default()), |m| m.span);
-        ctx.err(f, sp, format!("{} no point to run", n.leave(None)))
-            .set_label("in any mode")
-            .help =
-            Some("`--set` picks values the file's `where` filters and mode blocks keep".into());
-        ok = false;
+    if let Some(n) = narrowing.filter(|_| ok) {
+        if combos.is_empty() {
+            let (f, sp) = modes.first().map_or((0, Span::default()), |m| m.span);
+            ctx.err(f, sp, format!("{} no point to run", n.leave(None)))
+                .set_label("in any mode")
+                .help =
+                Some("`--set` picks values the file's `where` filters and mode blocks keep".into());
+            ok = false;
+        } else {
+            for ms in emptied {
+                let mode = ms.mode.as_str();
+                ctx.warn(
+                    ms.span.0,
+                    ms.span.1,
+                    format!("{} no {mode} point: {mode} runs nothing", n.leave(None)),
+                )
+                .set_label("narrowed away");
+            }
+        }
     }
     for c in &mut combos {
         c.modes.sort();

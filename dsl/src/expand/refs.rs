@@ -43,14 +43,14 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// Claim `id` skipped, where it failed here only because `--set` left out what
-    /// it reads (the file as written resolves it).
-    pub fn narrowed_away_claim(&self, id: &str) -> Option<locklab_model::plan::Claim> {
+    /// The claim at `index` (in file order) skipped, where as written it reads a
+    /// point that `--set` left out.
+    pub fn narrowed_away_claim(&self, index: usize) -> Option<locklab_model::plan::Claim> {
         // Out of budget, nothing resolves: that is said, not skipped.
         if self.exhausted.get() {
             return None;
         }
-        self.narrowing?.skipped_claim(id, self.axes)
+        self.narrowing?.skipped_claim(index, self.axes)
     }
 
     /// Why plot `index` is not drawn, where it failed here only because `--set` left

@@ -5,14 +5,14 @@
 use crate::show;
 use locklab_dsl::{load, Checked, LoadOptions, MemLoader};
 
-const FILE: &str = r#"topology t { sockets = 1, cores = 2, transfer { llc = 40ns } }
+const FILE: &str = r#"topology t { sockets = 1, cores = 4, transfer { llc = 40ns } }
 workload w = single { critical = $critical, outside = $outside }
 experiment e {
   topology = t
   workload = w
   sweep {
     lock    = [tas, ticket, mcs]
-    threads = [1, 2]
+    threads = [1, 2, 4]
     zip { critical = [0ns, 200ns], outside = [0ns, 1us] }
     # The baseline runs at 2 threads only.
     where lock != tas || threads == 2
@@ -108,7 +108,36 @@ fn a_baseline_a_where_kept_at_a_value_left_out_is_named() {
         "{v:?}"
     );
     // The trend over threads is left one value: skipped too.
-    assert_eq!(v[3].1.as_deref(), Some(why));
+    assert_eq!(
+        v[3].1.as_deref(),
+        Some("`--set threads=1` leaves out `threads = 2`, `threads = 4`")
+    );
+}
+
+#[test]
+fn a_trend_left_with_fewer_steps_is_skipped() {
+    // Two steps of three still resolve, but that is not the trend written.
+    let c = narrowed(&[("threads", "1, 2")], FILE);
+    assert!(!c.has_errors(), "{}", show(&c));
+    let v = verdicts(&c);
+    assert!(v[..3].iter().all(|(_, why)| why.is_none()), "{v:?}");
+    assert_eq!(
+        v[3].1.as_deref(),
+        Some("`--set threads=1, 2` leaves out `threads = 4`")
+    );
+}
+
+#[test]
+fn a_name_may_not_take_the_id_of_an_unnamed_claim() {
+    // Claim 3 is unnamed (`c3`): naming claim 1 `c3` would give two claims one id.
+    let file = FILE.replace("fifo: bypass_max", "c3: bypass_max");
+    let c = narrowed(&[], &file);
+    assert!(c.has_errors());
+    assert!(
+        show(&c).contains("`c3` is the id of the unnamed claim 3"),
+        "{}",
+        show(&c)
+    );
 }
 
 #[test]

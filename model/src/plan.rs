@@ -1104,6 +1104,11 @@ pub struct PlotSpec {
     /// baseline), with the selection's row dimensions and the modes it is read in.
     #[serde(default)]
     pub targets: Vec<Target>,
+    /// Why this plan does not draw the plot: `--set` narrowed the sweep and left
+    /// nothing of it (`targets` is then empty). It keeps its place, so the plots
+    /// after it keep their numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[cfg(test)]

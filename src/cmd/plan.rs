@@ -90,11 +90,16 @@ fn table(plan: &Plan, t: Timing, jobs: usize) -> String {
             human_secs(estimate_secs(plan, t, m, jobs))
         );
     }
+    let not_drawn = plan.plots.iter().filter(|p| p.skipped.is_some()).count();
     let _ = writeln!(
         s,
-        "{} claims, {} plots",
+        "{} claims, {} plots{}",
         plan.claims.len(),
-        plan.plots.len()
+        plan.plots.len(),
+        match not_drawn {
+            0 => String::new(),
+            n => format!(" ({n} not drawn: `--set` leaves nothing of them)"),
+        }
     );
     // Claims `--set` narrowed away: undecided, so they matter to the exit code.
     let skipped: Vec<_> = plan

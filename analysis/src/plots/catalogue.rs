@@ -39,6 +39,7 @@ pub(super) fn known_baseline(plan: &Plan) -> Option<String> {
     }
     plan.plots
         .iter()
+        .filter(|p| p.skipped.is_none())
         .find_map(|p| p.baseline.clone())
         .or_else(|| {
             plan.claims
@@ -309,6 +310,10 @@ pub(super) fn figures(results: &Results) -> Result<(Vec<Fig>, Vec<String>)> {
         handoffs: hand,
     };
     for (i, spec) in plan.plots.iter().enumerate() {
+        if let Some(why) = &spec.skipped {
+            warnings.push(format!("plot {} is not drawn: {why}", i + 1));
+            continue;
+        }
         for mode in &modes {
             let kinds = match spec_fig(results, &sums, spec, mode) {
                 Ok(k) => k,
@@ -539,9 +544,12 @@ pub(super) fn ccdf_fig(
 /// Whether a `plot` of the plan already shows `metric` against `x` over whole points
 /// (no row selector): the default figure would repeat it.
 pub(super) fn plan_plots(plan: &Plan, metric: &str, x: &str) -> bool {
-    plan.plots
-        .iter()
-        .any(|p| p.metric == metric && p.x == x && p.targets.iter().all(|t| t.rows.is_empty()))
+    plan.plots.iter().any(|p| {
+        p.skipped.is_none()
+            && p.metric == metric
+            && p.x == x
+            && p.targets.iter().all(|t| t.rows.is_empty())
+    })
 }
 
 /// One figure per facet with every mode's lines: a facet label present in several

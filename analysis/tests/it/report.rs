@@ -48,6 +48,7 @@ fn plan_with_claims_and_plots() -> Plan {
             log_x: true,
             log_y: false,
             targets: vec![],
+            skipped: None,
         },
         PlotSpec {
             title: Some("Wait p99 by CPU".into()),
@@ -59,6 +60,7 @@ fn plan_with_claims_and_plots() -> Plan {
             log_x: false,
             log_y: false,
             targets: vec![],
+            skipped: None,
         },
         PlotSpec {
             title: Some("Remote worst wait".into()),
@@ -73,6 +75,7 @@ fn plan_with_claims_and_plots() -> Plan {
             log_x: true,
             log_y: false,
             targets: vec![],
+            skipped: None,
         },
         PlotSpec {
             title: Some("Node to node".into()),
@@ -88,6 +91,7 @@ fn plan_with_claims_and_plots() -> Plan {
             log_x: false,
             log_y: false,
             targets: vec![],
+            skipped: None,
         },
         PlotSpec {
             title: Some("Broken".into()),
@@ -99,6 +103,7 @@ fn plan_with_claims_and_plots() -> Plan {
             log_x: false,
             log_y: false,
             targets: vec![],
+            skipped: None,
         },
     ];
     resolve(&mut p);
@@ -299,4 +304,33 @@ fn too_many_series_become_small_multiples_and_none_is_dropped() {
         .expect("a per-thread figure");
     assert!(per_thread.svg.contains("threads=16"), "{}", per_thread.name);
     assert!(per_thread.svg.contains("batch="), "{}", per_thread.name);
+}
+
+/// A plot `--set` left nothing of keeps its place: it is not drawn, it is said, the
+/// plots after it keep their numbers, and the default figure it would have replaced
+/// is drawn.
+#[test]
+fn a_plot_the_plan_does_not_draw_keeps_its_number() {
+    let mut plan = plan_with_claims_and_plots();
+    plan.plots[0].targets.clear();
+    plan.plots[0].skipped = Some("`--set lock=cna` leaves out `lock = stock`".into());
+    let dir = results_dir(&plan);
+    let r = load_results(dir.path()).unwrap();
+    let rendered = plots::render_all(&r, &dir.path().join("figs")).unwrap();
+    let names: Vec<&str> = rendered.figures.iter().map(|f| f.name.as_str()).collect();
+    assert!(!names.iter().any(|n| n.starts_with("plot1-")), "{names:?}");
+    // The default figure plot 1 stood in for is drawn again.
+    assert!(names.contains(&"speedup_vs_threshold-sim"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("plot2-wait_p99_ns")),
+        "{names:?}"
+    );
+    assert!(
+        rendered
+            .warnings
+            .iter()
+            .any(|w| w == "plot 1 is not drawn: `--set lock=cna` leaves out `lock = stock`"),
+        "{:?}",
+        rendered.warnings
+    );
 }

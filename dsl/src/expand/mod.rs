@@ -199,10 +199,12 @@ fn expand(
         match plots::plot(ctx, &scope, p) {
             Some(pl) => plots.push(pl),
             None => match scope.narrowed_away_plot(i) {
-                Some(why) => {
+                Some(skipped) => {
                     ctx.diags.truncate(told);
+                    let why = skipped.skipped.as_deref().unwrap_or_default();
                     ctx.warn(file, p.span, format!("this plot is not drawn: {why}"))
                         .set_label("narrowed away");
+                    plots.push(skipped);
                 }
                 None => ok = false,
             },

@@ -12,7 +12,9 @@
 
 use super::refs::example;
 use crate::units::cmp_values;
-use locklab_model::plan::{Axis, Claim, ClaimKind, Expr, Mode, Plan, Target, TrendSeries, Value};
+use locklab_model::plan::{
+    Axis, Claim, ClaimKind, Expr, Mode, Plan, PlotSpec, Target, TrendSeries, Value,
+};
 
 /// The experiment as written, beside the `--set` that narrows it.
 pub struct Narrowing {
@@ -91,11 +93,16 @@ impl Narrowing {
         })
     }
 
-    /// Why plot `index` (in file order) is not drawn from the narrowed `axes`;
-    /// `None`: the file as written has no such plot, or nothing it shows is left out.
-    pub fn skipped_plot(&self, index: usize, axes: &[Axis]) -> Option<String> {
+    /// Plot `index` (in file order) as written, not drawn: no targets, and why (what
+    /// of it the narrowed `axes` leave out). `None`: nothing it shows is left out.
+    pub fn skipped_plot(&self, index: usize, axes: &[Axis]) -> Option<PlotSpec> {
         let p = self.whole.plots.get(index)?;
-        self.reason(&p.targets.iter().collect::<Vec<_>>(), axes)
+        let why = self.reason(&p.targets.iter().collect::<Vec<_>>(), axes)?;
+        Some(PlotSpec {
+            targets: Vec::new(),
+            skipped: Some(why),
+            ..p.clone()
+        })
     }
 
     /// What the narrowed `axes` leave out of the points `targets` read as written

@@ -47,5 +47,6 @@ pub fn plot(ctx: &mut Ctx, scope: &Scope, p: &PlotStmt) -> Option<PlotSpec> {
         log_x: p.log_x,
         log_y: p.log_y,
         targets,
+        skipped: None,
     })
 }

@@ -53,9 +53,9 @@ impl Scope<'_> {
         self.narrowing?.skipped_claim(index, self.axes)
     }
 
-    /// Why plot `index` is not drawn, where it failed here only because `--set` left
-    /// out what it shows.
-    pub fn narrowed_away_plot(&self, index: usize) -> Option<String> {
+    /// Plot `index` not drawn, where it failed here because `--set` left out what
+    /// it shows.
+    pub fn narrowed_away_plot(&self, index: usize) -> Option<locklab_model::plan::PlotSpec> {
         if self.exhausted.get() {
             return None;
         }

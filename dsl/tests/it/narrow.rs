@@ -144,7 +144,14 @@ fn a_name_may_not_take_the_id_of_an_unnamed_claim() {
 fn a_plot_left_without_points_is_not_drawn_and_said() {
     let c = narrowed(&[("lock", "mcs, tas")], FILE);
     assert!(!c.has_errors(), "{}", show(&c));
-    assert!(c.plan.as_ref().unwrap().plots.is_empty());
+    // It keeps its place (the plots after it keep their numbers), drawing nothing.
+    let plots = &c.plan.as_ref().unwrap().plots;
+    assert_eq!(plots.len(), 1);
+    assert!(plots[0].targets.is_empty());
+    assert_eq!(
+        plots[0].skipped.as_deref(),
+        Some("`--set lock=mcs, tas` leaves out `lock = ticket`")
+    );
     let warned = show(&c);
     assert!(
         warned.contains("this plot is not drawn: `--set lock=mcs, tas` leaves out `lock = ticket`"),

@@ -80,6 +80,7 @@ fn file_json(path: &str, checked: &Checked) -> Value {
         v["experiment"] = json!(plan.experiment);
         v["points"] = json!(plan.points.len());
         v["claims"] = json!(plan.claims.len());
+        v["skipped_claims"] = json!(plan.claims.iter().filter(|c| c.skipped.is_some()).count());
     }
     v
 }

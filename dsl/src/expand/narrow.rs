@@ -46,7 +46,7 @@ impl Narrowing {
             .sets
             .iter()
             .filter(|(k, _)| axes.is_none_or(|a| a.contains(k)))
-            .map(|(k, v)| format!("`--set {k}={v}`"))
+            .map(|(k, v)| format!("`--set {k}={}`", shortened(v)))
             .collect();
         let verb = if sets.len() == 1 { "leaves" } else { "leave" };
         format!("{} {verb}", sets.join(" and "))
@@ -157,5 +157,15 @@ impl Narrowing {
 fn unresolve(e: &mut Expr) {
     for m in e.metrics_mut() {
         m.target = Target::default();
+    }
+}
+
+/// A `--set` value list as a reason quotes it: long lists cut (every skipped claim
+/// repeats it).
+fn shortened(values: &str) -> String {
+    const MAX: usize = 40;
+    match values.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &values[..cut]),
+        None => values.to_string(),
     }
 }

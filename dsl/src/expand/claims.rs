@@ -97,10 +97,9 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
             };
             let told = ctx.diags.len();
             let built = claim(ctx, scope, input);
-            // A claim that reads, as written, a point `--set` left out is skipped
-            // whether or not the narrowed sweep could still resolve it (a trend left
-            // with fewer steps is not the trend written).
-            match (scope.narrowed_away_claim(index - 1), built) {
+            // What `--set` left out: a value the claim names (a trend left with
+            // fewer steps is not the trend written), or a point it cannot read now.
+            match (scope.narrowed_away_claim(index - 1, built.is_some()), built) {
                 (Some(skipped), _) => {
                     ctx.diags.truncate(told);
                     claims.push(skipped);

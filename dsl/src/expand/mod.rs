@@ -202,7 +202,10 @@ fn expand(
                 Some(skipped) => {
                     ctx.diags.truncate(told);
                     let why = skipped.skipped.as_deref().unwrap_or_default();
-                    ctx.warn(file, p.span, format!("this plot is not drawn: {why}"))
+                    // The statement's span runs to the next line: point at its text.
+                    let text = ctx.text(file).get(p.span.start..p.span.end).unwrap_or("");
+                    let span = Span::new(p.span.start, p.span.start + text.trim_end().len());
+                    ctx.warn(file, span, format!("this plot is not drawn: {why}"))
                         .set_label("narrowed away");
                     plots.push(skipped);
                 }

@@ -13,7 +13,7 @@
 use super::refs::example;
 use crate::units::cmp_values;
 use locklab_model::plan::{
-    Axis, Claim, ClaimKind, Expr, Mode, Plan, PlotSpec, Target, TrendSeries, Value,
+    Axis, Claim, ClaimKind, Expr, MetricRef, Mode, Plan, PlotSpec, Target, TrendSeries, Value,
 };
 
 /// The experiment as written, beside the `--set` that narrows it.
@@ -54,28 +54,35 @@ impl Narrowing {
 
     /// The claim at `index` (in file order) as written, skipped: its references
     /// unresolved, no modes, and why (what of it the narrowed `axes` leave out).
-    /// `None`: every point it reads as written is still swept (a failure to resolve
-    /// it is then the file's, or the `--set`'s, e.g. a value added that a selector
-    /// does not pin).
-    pub fn skipped_claim(&self, index: usize, axes: &[Axis]) -> Option<Claim> {
+    /// `resolves`: whether the narrowed sweep could read it. If so, it is skipped
+    /// only when it names a value left out (a trend's step): a claim that does not
+    /// name the axis is judged at the axis's new values. If not, when a point it
+    /// reads as written has a value left out; `None` otherwise (the failure is then
+    /// the file's, or the `--set`'s, e.g. a value added that a selector does not
+    /// pin).
+    pub fn skipped_claim(&self, index: usize, axes: &[Axis], resolves: bool) -> Option<Claim> {
         let c = self.whole.claims.get(index)?;
         let mut kind = c.kind.clone();
-        let mut targets: Vec<&Target> = Vec::new();
+        let mut refs: Vec<&MetricRef> = Vec::new();
+        let mut rows = None;
         match &kind {
-            ClaimKind::Band { expr, .. } => {
-                targets.extend(expr.metrics().iter().map(|m| &m.target))
-            }
-            ClaimKind::Ordering { exprs, .. } => {
-                targets.extend(exprs.iter().flat_map(Expr::metrics).map(|m| &m.target))
-            }
+            ClaimKind::Band { expr, .. } => refs.extend(expr.metrics()),
+            ClaimKind::Ordering { exprs, .. } => refs.extend(exprs.iter().flat_map(Expr::metrics)),
             ClaimKind::Trend { series, .. } => match series {
-                TrendSeries::Steps { steps } => {
-                    targets.extend(steps.iter().map(|s| &s.metric.target))
-                }
-                TrendSeries::Rows { target } => targets.push(target),
+                TrendSeries::Steps { steps } => refs.extend(steps.iter().map(|s| &s.metric)),
+                TrendSeries::Rows { target } => rows = Some(target),
             },
         }
-        let why = self.reason(&targets, axes)?;
+        let why = if resolves {
+            let named = refs
+                .iter()
+                .flat_map(|m| m.select.iter().chain(&m.baseline_select))
+                .map(|(k, v)| (k.as_str(), v));
+            self.reason(named, axes)
+        } else {
+            let targets = refs.iter().map(|m| &m.target).chain(rows);
+            self.reason(self.values_read(targets), axes)
+        }?;
         // Nothing is read for a skipped claim.
         match &mut kind {
             ClaimKind::Band { expr, .. } => unresolve(expr),
@@ -97,7 +104,7 @@ impl Narrowing {
     /// of it the narrowed `axes` leave out). `None`: nothing it shows is left out.
     pub fn skipped_plot(&self, index: usize, axes: &[Axis]) -> Option<PlotSpec> {
         let p = self.whole.plots.get(index)?;
-        let why = self.reason(&p.targets.iter().collect::<Vec<_>>(), axes)?;
+        let why = self.reason(self.values_read(p.targets.iter()), axes)?;
         Some(PlotSpec {
             targets: Vec::new(),
             skipped: Some(why),
@@ -105,10 +112,25 @@ impl Narrowing {
         })
     }
 
-    /// What the narrowed `axes` leave out of the points `targets` read as written
-    /// (their baselines included): the values of `--set` axes no longer swept.
-    /// `None` when there are none: what failed was not left out.
-    fn reason(&self, targets: &[&Target], axes: &[Axis]) -> Option<String> {
+    /// The axis values of the points `targets` read as written, baselines included.
+    fn values_read<'a>(
+        &'a self,
+        targets: impl Iterator<Item = &'a Target> + 'a,
+    ) -> impl Iterator<Item = (&'a str, &'a Value)> + 'a {
+        targets
+            .flat_map(|t| [Some(t.point), t.baseline])
+            .flatten()
+            .filter_map(|i| self.whole.points.get(i as usize))
+            .flat_map(|p| p.axes.iter().map(|(k, v)| (k.as_str(), v)))
+    }
+
+    /// Which of `values` (axis, value) the narrowed `axes` leave out: those of `--set`
+    /// axes no longer swept, said as the reason. `None` when there are none.
+    fn reason<'v>(
+        &self,
+        values: impl Iterator<Item = (&'v str, &'v Value)>,
+        axes: &[Axis],
+    ) -> Option<String> {
         let swept = |axis: &str, v: &Value| {
             axes.iter().find(|a| a.name == axis).is_some_and(|a| {
                 a.values
@@ -117,18 +139,13 @@ impl Narrowing {
             })
         };
         let mut left_out: Vec<(&str, String)> = Vec::new();
-        let read = targets
-            .iter()
-            .flat_map(|t| [Some(t.point), t.baseline])
-            .flatten()
-            .filter_map(|i| self.whole.points.get(i as usize));
-        for p in read {
-            for (axis, _) in &self.sets {
-                let Some(v) = p.axes.get(axis) else { continue };
-                let text = example(axis, v);
-                if !swept(axis, v) && !left_out.iter().any(|(_, t)| *t == text) {
-                    left_out.push((axis, text));
-                }
+        for (axis, v) in values {
+            let Some((set, _)) = self.sets.iter().find(|(k, _)| k == axis) else {
+                continue;
+            };
+            let text = example(axis, v);
+            if !swept(axis, v) && !left_out.iter().any(|(_, t)| *t == text) {
+                left_out.push((set, text));
             }
         }
         if left_out.is_empty() {

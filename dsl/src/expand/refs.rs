@@ -43,14 +43,19 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// The claim at `index` (in file order) skipped, where as written it reads a
-    /// point that `--set` left out.
-    pub fn narrowed_away_claim(&self, index: usize) -> Option<locklab_model::plan::Claim> {
+    /// The claim at `index` (in file order) skipped, where `--set` left out what it
+    /// reads ([`super::narrow::Narrowing::skipped_claim`]; `resolves`: whether the
+    /// narrowed sweep could read it).
+    pub fn narrowed_away_claim(
+        &self,
+        index: usize,
+        resolves: bool,
+    ) -> Option<locklab_model::plan::Claim> {
         // Out of budget, nothing resolves: that is said, not skipped.
         if self.exhausted.get() {
             return None;
         }
-        self.narrowing?.skipped_claim(index, self.axes)
+        self.narrowing?.skipped_claim(index, self.axes, resolves)
     }
 
     /// Plot `index` not drawn, where it failed here because `--set` left out what

@@ -213,3 +213,29 @@ experiment e {
         "{said}"
     );
 }
+
+#[test]
+fn a_claim_that_does_not_name_a_replaced_axis_is_judged_at_its_new_values() {
+    // `crit` has one value and no claim names it: replacing it reruns the claims at
+    // the new value. The claim that names the old one is skipped.
+    let file = r#"topology t { sockets = 1, cores = 2, transfer { llc = 40ns } }
+workload w = single { critical = $crit }
+experiment e {
+  topology = t
+  workload = w
+  sweep { lock = [tas, ticket], threads = [1, 2], crit = [100ns] }
+  run { modes = [sim], duration = 10ms }
+  expect bypass_max[lock = ticket, threads = 2] <= 1
+  expect critical_achieved_ns[lock = ticket, threads = 1, crit = 100ns] in 100ns ± 5%
+}
+"#;
+    let c = narrowed(&[("crit", "400ns")], file);
+    assert!(!c.has_errors(), "{}", show(&c));
+    let v = verdicts(&c);
+    assert_eq!(v[0], ("c1".into(), None));
+    assert_eq!(
+        v[1].1.as_deref(),
+        Some("`--set crit=400ns` leaves out `crit = 100ns`")
+    );
+    assert!(!c.plan.as_ref().unwrap().claims[0].modes.is_empty());
+}

@@ -43,6 +43,16 @@ pub struct Scope<'a> {
 }
 
 impl Scope<'_> {
+    /// The help for a selection whose values are swept but never together.
+    fn apart(&self) -> String {
+        let by = if self.narrowing.is_some() {
+            "a `where`, a mode block or `--set` (it also pairs a `zip`'s axes anew)"
+        } else {
+            "a `where` or a mode block"
+        };
+        format!("the values exist but not together: {by} removed them")
+    }
+
     /// The claim at `index` (in file order) skipped, where `--set` left out what it
     /// reads ([`super::narrow::Narrowing::skipped_claim`]; `resolves`: whether the
     /// narrowed sweep could read it).
@@ -523,9 +533,7 @@ impl<'a> Resolver<'a> {
                 "this selection matches no point of the plan",
             )
             .set_label("no point")
-            .help = Some(
-                "the values exist but not together (a `where` or a mode block removed them)".into(),
-            );
+            .help = Some(self.scope.apart());
             return None;
         }
         let varying: Vec<&str> = select::varying_axes(self.scope.axes, &matched)
@@ -964,9 +972,7 @@ pub fn resolve_plot(ctx: &mut Ctx, scope: &Scope, w: &Written) -> Option<Vec<Tar
             "this selection matches no point of the plan",
         )
         .set_label("nothing to plot")
-        .help = Some(
-            "the values exist but not together (a `where` or a mode block removed them)".into(),
-        );
+        .help = Some(scope.apart());
         return None;
     }
     // One error is enough: the first point without a baseline.

@@ -239,3 +239,33 @@ experiment e {
     );
     assert!(!c.plan.as_ref().unwrap().claims[0].modes.is_empty());
 }
+
+#[test]
+fn a_zip_paired_anew_by_set_is_named_when_a_selection_finds_no_point() {
+    // Both values are still swept, but no longer together: the help says `--set` may
+    // be why.
+    let file = r#"topology t { sockets = 1, cores = 2, transfer { llc = 40ns } }
+workload w = single { critical = $crit }
+experiment e {
+  topology = t
+  workload = w
+  sweep { lock = [ticket], zip { threads = [1, 2], crit = [100ns, 400ns] } }
+  run { modes = [sim], duration = 10ms }
+  expect bypass_max[threads = 2, crit = 400ns] <= 1
+}
+"#;
+    let c = narrowed(&[("threads", "2, 1"), ("crit", "100ns, 400ns")], file);
+    assert!(c.has_errors());
+    let said = show(&c);
+    assert!(
+        said.contains("this selection matches no point of the plan"),
+        "{said}"
+    );
+    assert!(
+        c.diagnostics.iter().any(|d| d
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("`--set` (it also pairs a `zip`'s axes anew)"))),
+        "{said}"
+    );
+}

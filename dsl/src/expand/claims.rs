@@ -92,7 +92,7 @@ pub fn claims(ctx: &mut Ctx, scope: &Scope, expects: &[&ExpectStmt]) -> (Vec<Cla
                 ast: c,
                 group: &group,
                 group_span: e.group.as_ref().map(|g| g.span),
-                id: id.clone(),
+                id,
                 gating: !(e.report || c.report),
             };
             let told = ctx.diags.len();
@@ -375,14 +375,7 @@ fn claim(ctx: &mut Ctx, scope: &Scope, input: ClaimIn) -> Option<Claim> {
     };
     if let Some(why) = super::vacuous::why(&kind) {
         // The body's span runs to the next claim; point at its text only.
-        let body = ctx
-            .text(file)
-            .get(c.body_span.start..c.body_span.end)
-            .unwrap_or("");
-        let span = Span {
-            start: c.body_span.start,
-            end: c.body_span.start + body.trim_end().len(),
-        };
+        let span = ctx.trimmed(file, c.body_span);
         let d = ctx
             .warn(file, span, format!("this claim cannot fail: {why}"))
             .set_label("holds whatever the run measures");

@@ -202,9 +202,7 @@ fn expand(
                 Some(skipped) => {
                     ctx.diags.truncate(told);
                     let why = skipped.skipped.as_deref().unwrap_or_default();
-                    // The statement's span runs to the next line: point at its text.
-                    let text = ctx.text(file).get(p.span.start..p.span.end).unwrap_or("");
-                    let span = Span::new(p.span.start, p.span.start + text.trim_end().len());
+                    let span = ctx.trimmed(file, p.span);
                     ctx.warn(file, span, format!("this plot is not drawn: {why}"))
                         .set_label("narrowed away");
                     plots.push(skipped);

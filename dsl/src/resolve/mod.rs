@@ -124,6 +124,13 @@ impl<'l> Ctx<'l> {
         self.file_entry(file).map_or("", |f| f.1.as_str())
     }
 
+    /// `span` without its trailing whitespace: a statement's span runs on to the next
+    /// one, a diagnostic points at its text.
+    pub fn trimmed(&self, file: usize, span: Span) -> Span {
+        let text = self.text(file).get(span.start..span.end).unwrap_or("");
+        Span::new(span.start, span.start + text.trim_end().len())
+    }
+
     /// Register a pseudo file (command-line text) and return its index.
     pub fn add_pseudo(&mut self, path: String, text: String) -> usize {
         self.pseudo.push((path, text));

@@ -6,6 +6,7 @@ mod durable;
 mod exit_codes;
 mod experiments;
 mod hostile;
+mod measured;
 mod notebooks;
 mod results_dirs;
 mod slurm;

@@ -1,0 +1,101 @@
+//! The simulator against the native validation sets kept in `experiments/measured/`.
+//!
+//! Each directory there holds `validation.lab` and `lib/this_host.lab` as they were
+//! run on one host (the topology `locklab topo --measure` wrote there), and the
+//! native runs of that experiment on that host (`native-*`: manifest and tables).
+//! The simulation is deterministic and the native numbers are fixed, so how many of
+//! the points the simulator prices within ±15 % of the hardware is a number that a
+//! change to the model moves on purpose or not at all. A change that moves it
+//! updates `FITS` below and the set's entry in docs/validation.md together.
+
+use super::*;
+
+/// Per stored set: the least number of points whose simulated CPU time per
+/// acquisition lies within ±15 % of native, the largest mean |sim / native − 1| of
+/// that metric, and the least number of points whose `reacquired_share` lies
+/// within 0.1 (as measured with the model of the set's commit).
+const FITS: &[Fit] = &[Fit {
+    set: "2026-12-05-xeon-6-167",
+    cpu_within: 68,
+    cpu_mean_abs: 0.208,
+    reacquired_within: 79,
+}];
+
+struct Fit {
+    set: &'static str,
+    cpu_within: u64,
+    cpu_mean_abs: f64,
+    reacquired_within: u64,
+}
+
+fn subdirs(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_simulator_still_fits_every_stored_native_validation_set() {
+    let sets = subdirs(&root().join("experiments/measured"), "");
+    assert!(!sets.is_empty(), "no stored validation set");
+    for set in sets {
+        let name = set.file_name().unwrap().to_string_lossy().into_owned();
+        let fit = FITS.iter().find(|f| f.set == name).unwrap_or_else(|| {
+            panic!("experiments/measured/{name} has no entry in FITS: add the numbers it gives")
+        });
+        let natives = subdirs(&set, "native-");
+        assert!(!natives.is_empty(), "{name}: no native run");
+
+        let tmp = tempfile::tempdir().unwrap();
+        let sim = tmp.path().join("sim");
+        let o = locklab()
+            .current_dir(&set)
+            .args(["run", "validation.lab", "--mode", "sim", "--out"])
+            .arg(&sim)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+
+        let o = locklab()
+            .args(["compare", "--sim-vs-native", "--format", "json"])
+            .arg(&sim)
+            .args(&natives)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", stderr(&o));
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let residual = |metric: &str| {
+            json["residuals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["metric"] == metric)
+                .unwrap_or_else(|| panic!("{name}: no residuals of {metric}: {json}"))
+                .clone()
+        };
+        let (cpu, reacquired) = (residual("cpu_ns_per_acq"), residual("reacquired_share"));
+        let (within, mean) = (
+            cpu["within"].as_u64().unwrap(),
+            cpu["mean_abs"].as_f64().unwrap(),
+        );
+        assert!(
+            within >= fit.cpu_within && mean <= fit.cpu_mean_abs,
+            "{name}: CPU time per acquisition within ±15 % at {within} of {} points (at least {} expected), mean |sim − native| {:.1} % (at most {:.1} %): the model moved; if on purpose, update FITS and docs/validation.md",
+            cpu["n"],
+            fit.cpu_within,
+            100.0 * mean,
+            100.0 * fit.cpu_mean_abs
+        );
+        let re = reacquired["within"].as_u64().unwrap();
+        assert!(
+            re >= fit.reacquired_within,
+            "{name}: reacquired_share within 0.1 at {re} points (at least {} expected)",
+            fit.reacquired_within
+        );
+    }
+}

@@ -126,6 +126,30 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Show the memory requests of one simulated point in a window of virtual time:
+    /// who asked for which cache line, who held it, what it cost.
+    Trace {
+        file: PathBuf,
+        /// The point, by its id as `plan` and the results name it
+        /// (lock=tas,threads=2); needed unless the experiment has one point (--set
+        /// narrows it).
+        #[arg(long, value_name = "ID")]
+        point: Option<String>,
+        /// The repetition (its seed).
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        rep: u32,
+        /// Where the window starts, in virtual time (default: the end of the
+        /// warm-up, where the measured window starts).
+        #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+        from: Option<u64>,
+        /// How long the window lasts.
+        #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration, default_value = "2us")]
+        span: u64,
+        #[arg(long, value_enum, default_value_t = PlanFormat::Table)]
+        format: PlanFormat,
+        #[command(flatten)]
+        load: LoadArgs,
+    },
     /// Print the host topology as experiment-language text.
     Topo {
         /// Measure this host's costs (cache-line hand-offs and single accesses per
@@ -318,6 +342,35 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
 }
 
 /// `10%` or `0.1`: a relative tolerance, as a fraction, above 0.
+/// A duration with its unit, as the language writes it: 500ns, 2us (or µs), 1.5ms, 1s.
+fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => {
+            return Err(format!(
+                "`{s}` is not a duration: give a number and a unit, as in 2us (ns, us, ms, s)"
+            ))
+        }
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration: give a number and a unit, as in 2us"))?;
+    let ns = v * scale;
+    if ns.is_finite() && ns < 1e18 {
+        Ok(ns.round() as u64)
+    } else {
+        Err(format!("`{s}` is too long a duration"))
+    }
+}
+
 fn parse_tolerance(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, scale) = match t.strip_suffix('%') {

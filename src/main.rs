@@ -107,6 +107,15 @@ fn main() {
             accept,
             force,
         } => cmd::merge::run(&dirs, &out, force, accept.accept()),
+        Command::Trace {
+            file,
+            point,
+            rep,
+            from,
+            span,
+            format,
+            load,
+        } => cmd::trace::run(&file, &load, point.as_deref(), rep, from, span, format),
         Command::Topo {
             measure,
             passes,

@@ -15,6 +15,7 @@ pub mod run;
 pub mod slurm;
 pub mod summary;
 pub mod topo;
+pub mod trace;
 
 use crate::cli::LoadArgs;
 use crate::exit::{self, Failure, Result};

@@ -82,3 +82,88 @@ fn help_language_shows_the_reference() {
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("expect"));
 }
+
+/// `trace` of the quick start's two-thread MCS point: a table of requests and grants,
+/// the same events in JSON, and a window's events the same whether or not the run
+/// goes on past it (nothing before a time depends on when the run ends).
+#[test]
+fn trace_shows_a_points_requests_and_a_window_does_not_depend_on_its_end() {
+    let file = root().join("experiments/quickstart.lab");
+    let id = "lock=mcs,threads=2";
+    let out = locklab()
+        .arg("trace")
+        .arg(&file)
+        .args(["--point", id, "--from", "1ms", "--for", "1us"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("point {id}")), "{text}");
+    assert!(text.contains("granted lock 0"), "{text}");
+    assert!(text.contains(" rmw ") && text.contains(" miss"), "{text}");
+
+    let events = |span: &str| -> Vec<serde_json::Value> {
+        let out = locklab()
+            .arg("trace")
+            .arg(&file)
+            .args([
+                "--point", id, "--from", "1ms", "--for", span, "--format", "json",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["point"], id);
+        doc["events"].as_array().unwrap().clone()
+    };
+    let short = events("1us");
+    assert!(short.len() > 10, "{short:?}");
+    for e in &short {
+        let at = e["at_ns"].as_u64().unwrap();
+        assert!((1_000_000..=1_001_000).contains(&at), "{e}");
+        assert!(e["done_ns"].as_u64().unwrap() >= at, "{e}");
+    }
+    let long: Vec<serde_json::Value> = events("3us")
+        .into_iter()
+        .filter(|e| e["at_ns"].as_u64().unwrap() <= 1_001_000)
+        .collect();
+    assert_eq!(short, long);
+}
+
+#[test]
+fn trace_names_the_point_it_needs_and_refuses_what_it_cannot_trace() {
+    let file = root().join("experiments/quickstart.lab");
+    let trace = |args: &[&str]| {
+        locklab()
+            .arg("trace")
+            .arg(&file)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Several points and none named: which one?
+    let o = trace(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("name one with --point"),
+        "{}",
+        stderr(&o)
+    );
+    // A partial id: the points it could mean.
+    let o = trace(&["--point", "lock=mcs"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("lock=mcs,threads=2"), "{}", stderr(&o));
+    // --set narrowing to one point needs no --point.
+    let o = trace(&["--set", "lock=tas", "--set", "threads=1", "--for", "200ns"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("granted lock 0"), "{}", stdout(&o));
+    // A repetition the run does not have, a window of nothing, a bad duration.
+    for args in [
+        &["--point", "lock=mcs,threads=2", "--rep", "99"][..],
+        &["--point", "lock=mcs,threads=2", "--for", "0ns"],
+        &["--point", "lock=mcs,threads=2", "--for", "2 parsecs"],
+    ] {
+        let o = trace(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}

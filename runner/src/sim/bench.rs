@@ -100,6 +100,7 @@ pub fn measure(label: &str, m: &Machine, point: &Point, virtual_ns: u64) -> Spee
         warmup_ns: 0,
         duration_ns: virtual_ns,
         seed: rep_seed(point.seed, 0),
+        trace: None,
     };
     // Best of three: the machine may be shared, and the minimum is the least disturbed.
     let mut wall_s = f64::INFINITY;

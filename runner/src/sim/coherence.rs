@@ -53,7 +53,7 @@
 //!   [`Memory::taken_in_flight`]; a store, which retires at once, and a prefetch,
 //!   which nothing waits for, still take their place where they are issued). The
 //!   new state and value are applied when the request is issued (see
-//!   [`Memory::access`]); its timing says
+//!   [`Memory::request`]); its timing says
 //!   when others can see it, and each line keeps the words as they were before each
 //!   store still in flight, for the readers that may not see it yet.
 //! - A line nobody has touched yet costs nothing to bring in (memory latency is not
@@ -109,6 +109,10 @@ impl Bits {
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
+    }
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
     }
     #[inline]
     pub fn intersects(&self, o: &Bits) -> bool {
@@ -321,6 +325,17 @@ pub(crate) enum Kind {
     Prefetch,
 }
 
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Load => "load",
+            Kind::Store => "store",
+            Kind::Rmw => "rmw",
+            Kind::Prefetch => "prefetch",
+        }
+    }
+}
+
 /// How a request left its core, when not simply when it is priced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Early {
@@ -443,6 +458,44 @@ pub(crate) struct Memory {
     pub next: Vec<u32>,
     pub fabric: Fabric,
     harts: Vec<Hart>,
+    /// The requests priced within a window of time, when asked (`locklab trace`).
+    trace: Option<Box<Trace>>,
+}
+
+/// The requests of a window of virtual time, as [`Memory`] priced them.
+#[derive(Debug, Clone, Default)]
+struct Trace {
+    from_ns: u64,
+    to_ns: u64,
+    events: Vec<TraceEvent>,
+}
+
+/// One request as the memory model priced it: what `locklab trace` prints.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TraceEvent {
+    /// When it was issued (virtual ns).
+    pub at_ns: u64,
+    /// The simulated thread that issued it.
+    pub thread: u32,
+    /// `load`, `store`, `rmw`, `prefetch`, or `reread` (a spinner's re-read after a
+    /// write woke it); or, for no request, `waits` (the thread's acquisition failed
+    /// its first attempt) and `granted` (it holds the lock).
+    pub op: &'static str,
+    /// The cache line, by its index in allocation order (none for a mark).
+    pub line: Option<u32>,
+    /// The lock granted (a `granted` mark), by its index in the point.
+    pub lock: Option<u32>,
+    /// The thread holding the line modified or exclusive when it was issued, if any.
+    pub holder: Option<u32>,
+    /// How many threads held a valid copy then.
+    pub copies: u32,
+    /// When the issuer may go on (for a store, at once: it retires into the store
+    /// buffer).
+    pub done_ns: u64,
+    /// When its effect is visible to other threads (a store's commit).
+    pub visible_ns: u64,
+    /// Whether it had to fetch the line or ask for ownership.
+    pub miss: bool,
 }
 
 /// The salt of the jitter streams: thread seed ⊕ this, so they differ from the
@@ -466,6 +519,82 @@ impl Memory {
             next: vec![NONE; fabric.n],
             fabric,
             harts,
+            trace: None,
+        }
+    }
+
+    /// Record every request issued from `from_ns` to `to_ns` (virtual time).
+    pub fn trace(&mut self, from_ns: u64, to_ns: u64) {
+        self.trace = Some(Box::new(Trace {
+            from_ns,
+            to_ns,
+            events: Vec::new(),
+        }));
+    }
+
+    /// The requests recorded so far (see [`Memory::trace`]).
+    pub fn take_trace(&mut self) -> Vec<TraceEvent> {
+        self.trace
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.events))
+            .unwrap_or_default()
+    }
+
+    /// Mark what thread `x` does at `now` that is no request (`waits`, `granted`),
+    /// if a trace window covers it.
+    #[inline]
+    pub fn mark(&mut self, x: u32, now: u64, op: &'static str, lock: Option<u32>) {
+        let Some(t) = self.trace.as_mut() else { return };
+        if now >= t.from_ns && now <= t.to_ns {
+            t.events.push(TraceEvent {
+                at_ns: now,
+                thread: x,
+                op,
+                line: None,
+                lock,
+                holder: None,
+                copies: 0,
+                done_ns: now,
+                visible_ns: now,
+                miss: false,
+            });
+        }
+    }
+
+    /// Note a request about to be priced, if a trace window covers `now`: the line's
+    /// holder and copies before it.
+    fn traced(&self, line: u32, now: u64) -> Option<(Option<u32>, u32)> {
+        let t = self.trace.as_ref()?;
+        (now >= t.from_ns && now <= t.to_ns).then(|| {
+            let l = &self.lines[line as usize];
+            let holder = (l.owner != NONE).then_some(l.owner);
+            (holder, l.sharers.count())
+        })
+    }
+
+    #[cold]
+    fn record(
+        &mut self,
+        x: u32,
+        line: u32,
+        op: &'static str,
+        now: u64,
+        before: (Option<u32>, u32),
+        t: &Timing,
+    ) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.events.push(TraceEvent {
+                at_ns: now,
+                thread: x,
+                op,
+                line: Some(line),
+                lock: None,
+                holder: before.0,
+                copies: before.1,
+                done_ns: t.done,
+                visible_ns: t.visible,
+                miss: t.miss,
+            });
         }
     }
 
@@ -505,21 +634,38 @@ impl Memory {
     /// order (each starts no earlier than `busy_until`), so every thread sees one
     /// consistent history. A reader never sees a write before its commit: it is
     /// served after it.
-    #[inline]
-    pub fn access(&mut self, x: u32, line: u32, kind: Kind, now: u64) -> Timing {
-        self.request(x, line, kind, now, Early::No)
-    }
-
-    /// As [`Memory::access`], for a request that left before `now` ([`Early`]).
-    /// A prefetch the core reached `ahead` ns before `now` (running ahead of an
+    ///
+    /// A request may have left before `now` ([`Early`]): a prefetch the core reached `ahead` ns before `now` (running ahead of an
     /// earlier stall) is priced as if issued that much earlier, no earlier than the
     /// line's earlier requests, and its data arrives no earlier than `now`. A load or
     /// read-modify-write that has flown to the line's holder and is decided now pays
     /// the rest of its transfer once the line is free (a request arriving while
     /// the holder's own access is in progress waits for it); if the line has moved
-    /// on to another core meanwhile, it pays a whole transfer from there.
+    /// on to another core meanwhile, it pays a whole transfer from there. Within a
+    /// trace window ([`Memory::trace`]) it is recorded.
     #[inline]
     pub fn request(&mut self, x: u32, line: u32, kind: Kind, now: u64, early: Early) -> Timing {
+        if self.trace.is_some() {
+            return self.request_traced(x, line, kind, now, early);
+        }
+        self.price(x, line, kind, now, early)
+    }
+
+    /// [`Memory::request`] while a trace is on: kept out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn request_traced(&mut self, x: u32, line: u32, kind: Kind, now: u64, early: Early) -> Timing {
+        let before = self.traced(line, now);
+        let t = self.price(x, line, kind, now, early);
+        if let Some(before) = before {
+            self.record(x, line, kind.name(), now, before, &t);
+        }
+        t
+    }
+
+    /// [`Memory::request`] without the trace.
+    #[inline]
+    fn price(&mut self, x: u32, line: u32, kind: Kind, now: u64, early: Early) -> Timing {
         let (ahead, flown) = match early {
             Early::No => (0, 0),
             Early::RanAhead(ns) => (ns, 0),
@@ -648,8 +794,29 @@ impl Memory {
     /// so never before the commit.
     #[inline]
     pub fn woken_load(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+        if self.trace.is_some() {
+            return self.woken_load_traced(x, line, now, head_start);
+        }
+        self.reread(x, line, now, head_start)
+    }
+
+    /// [`Memory::woken_load`] while a trace is on.
+    #[cold]
+    #[inline(never)]
+    fn woken_load_traced(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+        let before = self.traced(line, now);
+        let t = self.reread(x, line, now, head_start);
+        if let Some(before) = before {
+            self.record(x, line, "reread", now, before, &t);
+        }
+        t
+    }
+
+    /// [`Memory::woken_load`] without the trace.
+    #[inline]
+    fn reread(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
         if head_start == 0 {
-            return self.access(x, line, Kind::Load, now);
+            return self.price(x, line, Kind::Load, now, Early::No);
         }
         // A newer store in flight, or a copy read since: as any load.
         if let Some(t) = self.read_before_commit(x, line, now, 0) {
@@ -657,7 +824,7 @@ impl Memory {
         }
         let l = &self.lines[line as usize];
         if l.sharers.contains(x) {
-            return self.access(x, line, Kind::Load, now);
+            return self.price(x, line, Kind::Load, now, Early::No);
         }
         let sent = now
             .saturating_sub(head_start)

@@ -19,7 +19,7 @@
 //! same counters, same sequence numbers, without the round trip through the heap and
 //! the re-poll of its future.
 
-use super::coherence::{Early, Fabric, Kind, Memory, NONE};
+use super::coherence::{Early, Fabric, Kind, Memory, TraceEvent, NONE};
 use crate::env::{Addr, Env, Grant, Handoff, Holder, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::{Costs, WHOLE_PPM};
@@ -658,6 +658,9 @@ pub struct Machine {
     overhead_ns: u64,
     /// The topology's futex costs (the OS mutexes' model).
     futex: locklab_model::plan::Futex,
+    /// Whether a trace window was asked for ([`Machine::trace`]): outside the
+    /// `RefCell`, so that a thread's marks cost nothing otherwise.
+    tracing: Cell<bool>,
 }
 
 /// How a simulation ended.
@@ -722,6 +725,7 @@ impl Machine {
             seeds,
             overhead_ns: costs.overhead_ns,
             futex: costs.futex,
+            tracing: Cell::new(false),
         }
     }
 
@@ -738,6 +742,18 @@ impl Machine {
             rng: Cell::new(SplitMix64::new(self.seeds[tid])),
             wait_from: Cell::new(None),
         }
+    }
+
+    /// Record every memory request (and each thread's waits and grants) from
+    /// `from_ns` to `to_ns` of virtual time; [`Machine::take_trace`] returns them.
+    pub fn trace(&self, from_ns: u64, to_ns: u64) {
+        self.tracing.set(true);
+        self.core.borrow_mut().mem.trace(from_ns, to_ns);
+    }
+
+    /// What [`Machine::trace`] recorded, in the order the engine handled it.
+    pub fn take_trace(&self) -> Vec<TraceEvent> {
+        self.core.borrow_mut().mem.take_trace()
     }
 
     /// Read a word directly (tests, summaries); free.
@@ -980,7 +996,12 @@ impl Env for SimEnv<'_> {
     #[inline]
     fn waiting(&self) {
         if self.wait_from.get().is_none() {
-            self.wait_from.set(Some(self.now()));
+            let now = self.now();
+            self.wait_from.set(Some(now));
+            if self.m.tracing.get() {
+                let mut core = self.m.core.borrow_mut();
+                core.mem.mark(self.tid, now, "waits", None);
+            }
         }
     }
     #[inline]
@@ -1118,6 +1139,11 @@ impl Env for SimEnv<'_> {
         }
         let (n, last) = locks[lock];
         locks[lock] = (n + 1, Some((self.tid as usize, self.node)));
+        if self.m.tracing.get() {
+            let now = self.now();
+            let mut core = self.m.core.borrow_mut();
+            core.mem.mark(self.tid, now, "granted", Some(lock as u32));
+        }
         Grant {
             before: n,
             from: Handoff::after(self.tid as usize, last),

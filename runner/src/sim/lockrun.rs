@@ -39,6 +39,11 @@ pub(crate) struct Raw {
     pub stats: Vec<ThreadStats>,
     pub ops: u64,
     pub outcome: Outcome,
+    /// The requests of `Job::trace`'s window, if it asked for one.
+    pub trace: Vec<super::TraceEvent>,
+    /// How many lines the locks themselves use: lines from this index on are the
+    /// workload's data lines.
+    pub lock_lines: u32,
 }
 
 /// Simulate `job`'s lock workload with its threads on `slots`.
@@ -79,6 +84,9 @@ impl LockVisitor for Simulate<'_> {
             alloc.count(),
             thread_seeds(job.seed, n),
         );
+        if let Some((from, to)) = job.trace {
+            machine.trace(from, to);
+        }
         let envs: Vec<_> = (0..n).map(|t| machine.env(t)).collect();
         let ops: Vec<Cell<u64>> = (0..n).map(|_| Cell::new(0)).collect();
         let starts = start_offsets(&shape, point.threads, job.seed);
@@ -127,6 +135,8 @@ impl LockVisitor for Simulate<'_> {
             stats,
             ops,
             outcome,
+            trace: machine.take_trace(),
+            lock_lines: alloc.count() - shape.lines_per_lock * shape.locks as u32,
         }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 
+pub use coherence::TraceEvent;
 pub use coherence::MAX_THREADS;
 pub use engine::{Machine, Outcome, SimEnv};
 
@@ -116,6 +117,8 @@ pub(crate) struct Job<'a> {
     pub duration_ns: u64,
     /// The repetition's seed ([`rep_seed`]).
     pub seed: u64,
+    /// Record the memory requests from .0 to .1 ns of virtual time ([`trace_point`]).
+    pub trace: Option<(u64, u64)>,
 }
 
 /// Run one point × repetition: `warmup_ns` of virtual time discarded, then
@@ -145,6 +148,7 @@ pub fn run_point_on(
         warmup_ns,
         duration_ns,
         seed: rep_seed(point.seed, rep),
+        trace: None,
     };
     let ctx = context(&job, rep);
     if let Workload::Wakeup(w) = &point.workload {
@@ -163,6 +167,54 @@ pub fn run_point_on(
         );
     }
     lockrun::run(ctx, &job, &slots)
+}
+
+/// What [`trace_point`] saw: each simulated thread's CPU (its OS id in the model) and
+/// the requests of the window, in the order the engine priced them.
+#[derive(Debug, Clone)]
+pub struct PointTrace {
+    pub cpus: Vec<u32>,
+    pub events: Vec<TraceEvent>,
+    /// Lines below this index are the locks' own; from it on, the workload's data.
+    pub lock_lines: u32,
+}
+
+/// Simulate repetition `rep` of a lock workload's point from the start until
+/// `from_ns + for_ns` of virtual time, recording every memory request from `from_ns`
+/// on (and each thread's waits and grants): the same events a full run of the point
+/// has in that window, since nothing before a time depends on when the run ends.
+pub fn trace_point(
+    plan: &Plan,
+    point: &Point,
+    rep: u32,
+    from_ns: u64,
+    for_ns: u64,
+) -> Result<PointTrace, String> {
+    if let Workload::Wakeup(_) = &point.workload {
+        return Err("the wake-up workload runs on the scheduler model, which has no memory requests to trace".into());
+    }
+    let model = model_of(&plan.topology);
+    let slots = place(&point.placement, &model.map, point.threads)?;
+    if slots.len() > MAX_THREADS {
+        return Err(format!(
+            "the simulator handles at most {MAX_THREADS} threads"
+        ));
+    }
+    let to = from_ns.saturating_add(for_ns);
+    let job = Job {
+        point,
+        model: &model,
+        warmup_ns: from_ns,
+        duration_ns: for_ns.max(1),
+        seed: rep_seed(point.seed, rep),
+        trace: Some((from_ns, to)),
+    };
+    let raw = lockrun::simulate(&job, &slots);
+    Ok(PointTrace {
+        cpus: slots.iter().map(|s| model.map.cpus[s.cpu].os_id).collect(),
+        events: raw.trace,
+        lock_lines: raw.lock_lines,
+    })
 }
 
 /// Run `jobs` (point index, rep) on a local pool of `threads` workers; results come

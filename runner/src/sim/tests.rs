@@ -1788,3 +1788,60 @@ fn a_wide_access_after_a_narrow_store_waits_for_it() {
     assert_eq!(run(12), [22, 47, 52, 64]);
     assert_eq!(run(0), [10, 35, 40, 40]);
 }
+
+/// `trace_point` records what the run does without changing it: the window's events
+/// lie in the window, in time order per thread, each one done no earlier than it was
+/// issued; and a shorter window's events are the longer one's up to its end.
+#[test]
+fn a_trace_records_a_window_of_requests_and_changes_nothing() {
+    use super::trace_point;
+    use locklab_model::plan::LockAlgo;
+    let m = spec(1, 4, 1, 10, 50, 190);
+    let plan = plan_of(&m, vec![lock2_point(LockAlgo::Mcs, 3, 11)]);
+    let p = &plan.points[0];
+    let (from, to) = (50_000, 52_000);
+    let long = trace_point(&plan, p, 0, from, 4_000).unwrap();
+    let short = trace_point(&plan, p, 0, from, to - from).unwrap();
+    assert_eq!(short.cpus.len(), 3);
+    assert!(short.events.len() > 20, "{}", short.events.len());
+    assert!(short.events.iter().any(|e| e.op == "granted"));
+    assert!(short.events.iter().any(|e| e.op == "rmw" && e.miss));
+    for e in &short.events {
+        assert!((from..=to).contains(&e.at_ns), "{e:?}");
+        assert!(e.done_ns >= e.at_ns && e.visible_ns >= e.at_ns, "{e:?}");
+        assert!(
+            e.line.is_some() != (e.op == "granted" || e.op == "waits"),
+            "{e:?}"
+        );
+    }
+    for t in 0..3 {
+        let at: Vec<u64> = short
+            .events
+            .iter()
+            .filter(|e| e.thread == t)
+            .map(|e| e.at_ns)
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] <= w[1]), "thread {t}: {at:?}");
+    }
+    let upto: Vec<_> = long.events.into_iter().filter(|e| e.at_ns <= to).collect();
+    assert_eq!(upto, short.events);
+    // A traced and an untraced run of the same point count the same: tracing only
+    // watches.
+    let model = super::model_of(&plan.topology);
+    let slots = locklab_model::topology::place(&p.placement, &model.map, p.threads).unwrap();
+    let run = |trace| {
+        let job = super::Job {
+            point: p,
+            model: &model,
+            warmup_ns: from,
+            duration_ns: 4_000,
+            seed: super::rep_seed(p.seed, 0),
+            trace,
+        };
+        let raw = super::lockrun::simulate(&job, &slots);
+        (format!("{:?}", raw.stats), raw.ops, raw.trace.len())
+    };
+    let (traced, untraced) = (run(Some((from, to))), run(None));
+    assert_eq!((&traced.0, traced.1), (&untraced.0, untraced.1));
+    assert_eq!((traced.2, untraced.2), (short.events.len(), 0));
+}

@@ -167,18 +167,24 @@ fn row(e: &TraceEvent, lock_lines: u32) -> String {
         (None, 0) => "-".to_string(),
         (None, n) => format!("{n} copies"),
     };
-    let waited = e.done_ns.saturating_sub(e.at_ns);
+    // A request that flew to the holder first was issued that much earlier.
+    let waited = e.done_ns.saturating_sub(e.at_ns) + e.flew_ns;
     let seen = if e.visible_ns != e.done_ns {
         e.visible_ns.to_string()
     } else {
         String::new()
     };
     format!(
-        "{:>12}  {thread:<6} {:<8} {:<5} {from:<9} {:>6} {seen:>12}{}",
+        "{:>12}  {thread:<6} {:<8} {:<5} {from:<9} {:>6} {seen:>12}{}{}",
         e.at_ns,
         e.op,
         line_name(line, lock_lines),
         waited,
-        if e.miss { "  miss" } else { "" }
+        if e.miss { "  miss" } else { "" },
+        if e.flew_ns > 0 {
+            format!(", issued {} ns before (its flight)", e.flew_ns)
+        } else {
+            String::new()
+        }
     )
 }

@@ -489,6 +489,10 @@ pub struct TraceEvent {
     pub holder: Option<u32>,
     /// How many threads held a valid copy then.
     pub copies: u32,
+    /// How long it had been on its way to the line's holder before it was priced
+    /// at `at_ns` (`memory { request_arrival }`; 0 without): the thread issued it
+    /// that much earlier.
+    pub flew_ns: u64,
     /// When the issuer may go on (for a store, at once: it retires into the store
     /// buffer).
     pub done_ns: u64,
@@ -554,6 +558,7 @@ impl Memory {
                 lock,
                 holder: None,
                 copies: 0,
+                flew_ns: 0,
                 done_ns: now,
                 visible_ns: now,
                 miss: false,
@@ -578,7 +583,7 @@ impl Memory {
         x: u32,
         line: u32,
         op: &'static str,
-        now: u64,
+        (now, flew): (u64, u64),
         before: (Option<u32>, u32),
         t: &Timing,
     ) {
@@ -591,6 +596,7 @@ impl Memory {
                 lock: None,
                 holder: before.0,
                 copies: before.1,
+                flew_ns: flew,
                 done_ns: t.done,
                 visible_ns: t.visible,
                 miss: t.miss,
@@ -658,7 +664,11 @@ impl Memory {
         let before = self.traced(line, now);
         let t = self.price(x, line, kind, now, early);
         if let Some(before) = before {
-            self.record(x, line, kind.name(), now, before, &t);
+            let flew = match early {
+                Early::Flown { ns, .. } => ns,
+                Early::No | Early::RanAhead(_) => 0,
+            };
+            self.record(x, line, kind.name(), (now, flew), before, &t);
         }
         t
     }
@@ -807,7 +817,7 @@ impl Memory {
         let before = self.traced(line, now);
         let t = self.reread(x, line, now, head_start);
         if let Some(before) = before {
-            self.record(x, line, "reread", now, before, &t);
+            self.record(x, line, "reread", (now, 0), before, &t);
         }
         t
     }

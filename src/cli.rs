@@ -139,7 +139,7 @@ pub enum Command {
         #[arg(long, default_value_t = 0, value_name = "N")]
         rep: u32,
         /// Where the window starts, in virtual time (default: the end of the
-        /// warm-up, where the measured window starts).
+        /// warm-up, where the measured window starts; at most the run's end).
         #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
         from: Option<u64>,
         /// How long the window lasts.
@@ -341,7 +341,6 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
-/// `10%` or `0.1`: a relative tolerance, as a fraction, above 0.
 /// A duration with its unit, as the language writes it: 500ns, 2us (or µs), 1.5ms, 1s.
 fn parse_duration(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -371,6 +370,7 @@ fn parse_duration(s: &str) -> Result<u64, String> {
     }
 }
 
+/// `10%` or `0.1`: a relative tolerance, as a fraction, above 0.
 fn parse_tolerance(s: &str) -> Result<f64, String> {
     let t = s.trim();
     let (num, scale) = match t.strip_suffix('%') {

@@ -40,7 +40,15 @@ pub fn run(
             duration_label(MAX_WINDOW_NS)
         )));
     }
+    let end = t.warmup_ns.saturating_add(t.duration_ns);
     let from = from.unwrap_or(t.warmup_ns);
+    if from >= end {
+        return Err(invalid(format!(
+            "--from {}: the experiment's run ends at {} (warm-up and measured window)",
+            duration_label(from),
+            duration_label(end)
+        )));
+    }
     let trace = trace_point(&plan, p, rep, from, span)
         .map_err(|why| invalid(format!("point {} cannot be traced: {why}", p.id)))?;
     match format {
@@ -52,6 +60,7 @@ pub fn run(
                 "from_ns": from,
                 "to_ns": from.saturating_add(span),
                 "cpus": trace.cpus,
+                "deadlocked_at_ns": trace.deadlocked_at,
                 "lock_lines": trace.lock_lines,
                 "events": trace.events,
             });
@@ -117,7 +126,7 @@ fn table(plan: &Plan, id: &str, rep: u32, from: u64, span: u64, t: &PointTrace) 
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "point {id} of experiment {} (repetition {rep}), simulated; requests from {from} to {} ns of virtual time ({} from the start)",
+        "point {id} of experiment {} (repetition {rep}), simulated; requests from {from} up to {} ns of virtual time ({} from the start)",
         plan.experiment,
         from.saturating_add(span),
         duration_label(from)
@@ -136,6 +145,12 @@ fn table(plan: &Plan, id: &str, rep: u32, from: u64, span: u64, t: &PointTrace) 
          +ns: how long the thread waited; seen: when its write is visible to others (a store's commit), or a prefetch's data arrives",
         t.lock_lines.saturating_sub(1)
     );
+    if let Some(at) = t.deadlocked_at {
+        let _ = writeln!(
+            s,
+            "the simulated threads deadlocked at {at} ns (every thread waiting on a line no one will write): nothing happens after it"
+        );
+    }
     if t.events.is_empty() {
         let _ = writeln!(s, "\nno request in this window");
         return s;

@@ -55,7 +55,14 @@ fn the_simulator_still_fits_every_stored_native_validation_set() {
         let sim = tmp.path().join("sim");
         let o = locklab()
             .current_dir(&set)
-            .args(["run", "validation.lab", "--mode", "sim", "--out"])
+            .args([
+                "run",
+                "validation.lab",
+                "--mode",
+                "sim",
+                "--no-report",
+                "--out",
+            ])
             .arg(&sim)
             .output()
             .unwrap();

@@ -478,8 +478,9 @@ pub struct TraceEvent {
     /// The simulated thread that issued it.
     pub thread: u32,
     /// `load`, `store`, `rmw`, `prefetch`, or `reread` (a spinner's re-read after a
-    /// write woke it); or, for no request, `waits` (the thread's acquisition failed
-    /// its first attempt) and `granted` (it holds the lock).
+    /// write woke it); or, for no request, `waits` (the thread's acquisition, its
+    /// first attempt failed, starts to wait: its first `pause` or spin) and
+    /// `granted` (it holds the lock).
     pub op: &'static str,
     /// The cache line, by its index in allocation order (none for a mark).
     pub line: Option<u32>,
@@ -493,8 +494,8 @@ pub struct TraceEvent {
     /// at `at_ns` (`memory { request_arrival }`; 0 without): the thread issued it
     /// that much earlier.
     pub flew_ns: u64,
-    /// When the issuer may go on (for a store, at once: it retires into the store
-    /// buffer).
+    /// When the issuer may go on (for a store, at once unless the store buffer is
+    /// full: it retires into the buffer).
     pub done_ns: u64,
     /// When its effect is visible to other threads (a store's commit).
     pub visible_ns: u64,
@@ -527,7 +528,8 @@ impl Memory {
         }
     }
 
-    /// Record every request issued from `from_ns` to `to_ns` (virtual time).
+    /// Record every request priced from `from_ns` up to (not including) `to_ns`
+    /// (virtual time).
     pub fn trace(&mut self, from_ns: u64, to_ns: u64) {
         self.trace = Some(Box::new(Trace {
             from_ns,
@@ -549,7 +551,7 @@ impl Memory {
     #[inline]
     pub fn mark(&mut self, x: u32, now: u64, op: &'static str, lock: Option<u32>) {
         let Some(t) = self.trace.as_mut() else { return };
-        if now >= t.from_ns && now <= t.to_ns {
+        if now >= t.from_ns && now < t.to_ns {
             t.events.push(TraceEvent {
                 at_ns: now,
                 thread: x,
@@ -570,7 +572,7 @@ impl Memory {
     /// holder and copies before it.
     fn traced(&self, line: u32, now: u64) -> Option<(Option<u32>, u32)> {
         let t = self.trace.as_ref()?;
-        (now >= t.from_ns && now <= t.to_ns).then(|| {
+        (now >= t.from_ns && now < t.to_ns).then(|| {
             let l = &self.lines[line as usize];
             let holder = (l.owner != NONE).then_some(l.owner);
             (holder, l.sharers.count())

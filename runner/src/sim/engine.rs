@@ -745,7 +745,8 @@ impl Machine {
     }
 
     /// Record every memory request (and each thread's waits and grants) from
-    /// `from_ns` to `to_ns` of virtual time; [`Machine::take_trace`] returns them.
+    /// `from_ns` up to `to_ns` of virtual time (where a run stopped at `to_ns` ends);
+    /// [`Machine::take_trace`] returns them.
     pub fn trace(&self, from_ns: u64, to_ns: u64) {
         self.tracing.set(true);
         self.core.borrow_mut().mem.trace(from_ns, to_ns);

@@ -177,12 +177,15 @@ pub struct PointTrace {
     pub events: Vec<TraceEvent>,
     /// Lines below this index are the locks' own; from it on, the workload's data.
     pub lock_lines: u32,
+    /// When every thread was left waiting on a line no one would write, if they were.
+    pub deadlocked_at: Option<u64>,
 }
 
 /// Simulate repetition `rep` of a lock workload's point from the start until
 /// `from_ns + for_ns` of virtual time, recording every memory request from `from_ns`
-/// on (and each thread's waits and grants): the same events a full run of the point
-/// has in that window, since nothing before a time depends on when the run ends.
+/// on, the end excluded (and each thread's waits and grants): the same events a full
+/// run of the point has in that window, since nothing before a time depends on when
+/// the run ends.
 pub fn trace_point(
     plan: &Plan,
     point: &Point,
@@ -214,6 +217,7 @@ pub fn trace_point(
         cpus: slots.iter().map(|s| model.map.cpus[s.cpu].os_id).collect(),
         events: raw.trace,
         lock_lines: raw.lock_lines,
+        deadlocked_at: raw.outcome.deadlocked.then_some(raw.outcome.end_ns),
     })
 }
 

@@ -463,11 +463,18 @@ pub(crate) struct Memory {
 }
 
 /// The requests of a window of virtual time, as [`Memory`] priced them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Trace {
     from_ns: u64,
     to_ns: u64,
     events: Vec<TraceEvent>,
+}
+
+impl Trace {
+    /// Whether `now` lies in the window (its end excluded: a run stops there).
+    fn covers(&self, now: u64) -> bool {
+        (self.from_ns..self.to_ns).contains(&now)
+    }
 }
 
 /// One request as the memory model priced it: what `locklab trace` prints.
@@ -551,7 +558,7 @@ impl Memory {
     #[inline]
     pub fn mark(&mut self, x: u32, now: u64, op: &'static str, lock: Option<u32>) {
         let Some(t) = self.trace.as_mut() else { return };
-        if now >= t.from_ns && now < t.to_ns {
+        if t.covers(now) {
             t.events.push(TraceEvent {
                 at_ns: now,
                 thread: x,
@@ -572,7 +579,7 @@ impl Memory {
     /// holder and copies before it.
     fn traced(&self, line: u32, now: u64) -> Option<(Option<u32>, u32)> {
         let t = self.trace.as_ref()?;
-        (now >= t.from_ns && now < t.to_ns).then(|| {
+        t.covers(now).then(|| {
             let l = &self.lines[line as usize];
             let holder = (l.owner != NONE).then_some(l.owner);
             (holder, l.sharers.count())

@@ -41,7 +41,7 @@ use crate::stats::{self, RunContext};
 use crate::workload;
 use locklab_model::plan::{Costs, Machine as MachineSpec, Mode, Plan, Point, Topology, Workload};
 use locklab_model::records::{RunRecord, SkipCause};
-use locklab_model::topology::{place, CpuMap};
+use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::collections::BTreeMap;
 
 /// Costs assumed for a simulated host when the file gives none (a current
@@ -154,19 +154,21 @@ pub fn run_point_on(
     if let Workload::Wakeup(w) = &point.workload {
         return sched::run(&ctx, &job, w);
     }
-    let slots = match place(&point.placement, &model.map, point.threads) {
-        Ok(s) => s,
-        Err(reason) => return stats::skipped(&ctx, point.threads, SkipCause::Host, reason),
-    };
-    if slots.len() > MAX_THREADS {
-        return stats::skipped(
-            &ctx,
-            point.threads,
-            SkipCause::Host,
-            format!("the simulator handles at most {MAX_THREADS} threads"),
-        );
+    match lock_slots(point, model) {
+        Ok(slots) => lockrun::run(ctx, &job, &slots),
+        Err(reason) => stats::skipped(&ctx, point.threads, SkipCause::Host, reason),
     }
-    lockrun::run(ctx, &job, &slots)
+}
+
+/// Where a lock workload's threads run on `model`, or why they cannot.
+fn lock_slots(point: &Point, model: &SimModel) -> Result<Vec<ThreadSlot>, String> {
+    let slots = place(&point.placement, &model.map, point.threads)?;
+    if slots.len() > MAX_THREADS {
+        return Err(format!(
+            "the simulator handles at most {MAX_THREADS} threads"
+        ));
+    }
+    Ok(slots)
 }
 
 /// What [`trace_point`] saw: each simulated thread's CPU (its OS id in the model) and
@@ -197,12 +199,7 @@ pub fn trace_point(
         return Err("the wake-up workload runs on the scheduler model, which has no memory requests to trace".into());
     }
     let model = model_of(&plan.topology);
-    let slots = place(&point.placement, &model.map, point.threads)?;
-    if slots.len() > MAX_THREADS {
-        return Err(format!(
-            "the simulator handles at most {MAX_THREADS} threads"
-        ));
-    }
+    let slots = lock_slots(point, &model)?;
     let to = from_ns.saturating_add(for_ns);
     let job = Job {
         point,

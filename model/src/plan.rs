@@ -130,6 +130,13 @@ pub struct Costs {
     /// lock calls (natively: the measuring harness). 0 unless the topology says.
     #[serde(default)]
     pub overhead_ns: u64,
+    /// What each `work` costs its thread beyond its length: natively, the lock's
+    /// instructions after a calibrated spin run at their latency instead of
+    /// overlapping the loop's (what `overhead`, fitted on the loop without work,
+    /// leaves out). `topo --measure` measures it; 0 unless the topology says, and
+    /// then left out of the serialized plan (fingerprints unchanged).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub work_overhead_ns: u64,
     /// The kernel's futex, as the simulated OS mutexes use it. Left out of the
     /// serialized plan when it is the default, so that the fingerprints of plans that
     /// do not set it are those they had before it existed.
@@ -212,6 +219,7 @@ impl Costs {
             jitter_ppm: DEFAULT_JITTER_PPM,
             work_carry: false,
             overhead_ns: 0,
+            work_overhead_ns: 0,
             pause_ns: DEFAULT_PAUSE_NS,
             futex: Futex::DEFAULT,
             measured_on: None,

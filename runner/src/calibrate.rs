@@ -239,7 +239,10 @@ pub fn one_cpu_costs(cpu: u32) -> Option<OneCpu> {
 /// window of the loop, as a run's; the rounds, for the caller to take their median
 /// (not the best: the loop's own instructions run at two speeds on a shared machine,
 /// and a run's window sees both, while a locked operation's latency hardly changes).
-pub fn loop_rounds(cpu: u32, algo: &LockAlgo) -> Vec<f64> {
+///
+/// With `outside_ns` of work after each release: what the loop then takes beyond
+/// the work and the loop without it is `work_overhead` ([`work_overhead_ns`]).
+pub fn loop_rounds(cpu: u32, algo: &LockAlgo, outside_ns: u64) -> Vec<f64> {
     std::thread::scope(|s| {
         s.spawn(move || {
             pin::pin_current(cpu).ok()?;
@@ -251,6 +254,7 @@ pub fn loop_rounds(cpu: u32, algo: &LockAlgo) -> Vec<f64> {
                 locklab_model::plan::Recording::Sampled,
                 1,
                 1,
+                outside_ns,
                 5,
             ))
         })
@@ -270,6 +274,22 @@ fn overhead_ns(tas_loop: f64, atomic: f64) -> f64 {
 /// The atomic as `topology_as_lab_with` prints it (whole ns, at least 1).
 fn printed_atomic(atomic: f64) -> f64 {
     atomic.round().max(1.0)
+}
+
+/// The work after each release of the native loop [`work_overhead_ns`] times: about
+/// a short critical section's or gap's, as the experiments ask for.
+pub const WORK_PROBE_NS: u64 = 200;
+
+/// `work_overhead` from the native TAS loop's medians, without work and with
+/// [`WORK_PROBE_NS`] of it after each release, ns: what the loop with work takes
+/// beyond the work and the loop without it. The work itself lasts its nominal
+/// length (docs/native.md); the lock's instructions after it run at their latency,
+/// where back to back they overlap the next iteration's (docs/validation.md, "Two
+/// measured costs applied"). Whole ns, at least 0.
+pub fn work_overhead_ns(tas_loop: f64, tas_work_loop: f64) -> f64 {
+    (tas_work_loop - WORK_PROBE_NS as f64 - tas_loop)
+        .round()
+        .max(0.0)
 }
 
 /// `futex { pthread_call }` from the native loop's medians (ns per operation) with a
@@ -388,9 +408,10 @@ struct Fitted {
 /// Everything `topo --measure` measures, once.
 struct Pass {
     /// The native loop's rounds with a TAS lock and with a pthread mutex, ns per
-    /// operation.
+    /// operation, and with a TAS lock and [`WORK_PROBE_NS`] of work after each release.
     tas_loop: Vec<f64>,
     pthread_loop: Vec<f64>,
+    tas_work_loop: Vec<f64>,
     by_level: BTreeMap<Distance, PairCosts>,
     one_cpu: Option<OneCpu>,
     futex: Option<FutexCosts>,
@@ -405,9 +426,14 @@ fn measure_pass(
     (first, second): (Option<u32>, Option<u32>),
 ) -> Pass {
     // Both loops before and after the pairs, as the host's speed changes.
-    let loops = |algo: LockAlgo| first.map(|cpu| loop_rounds(cpu, &algo)).unwrap_or_default();
-    let mut tas_loop = loops(LockAlgo::Tas);
-    let mut pthread_loop = loops(LockAlgo::Pthread);
+    let loops = |algo: LockAlgo, outside: u64| {
+        first
+            .map(|cpu| loop_rounds(cpu, &algo, outside))
+            .unwrap_or_default()
+    };
+    let mut tas_loop = loops(LockAlgo::Tas, 0);
+    let mut pthread_loop = loops(LockAlgo::Pthread, 0);
+    let mut tas_work_loop = loops(LockAlgo::Tas, WORK_PROBE_NS);
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -433,11 +459,13 @@ fn measure_pass(
     let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
-    tas_loop.extend(loops(LockAlgo::Tas));
-    pthread_loop.extend(loops(LockAlgo::Pthread));
+    tas_loop.extend(loops(LockAlgo::Tas, 0));
+    pthread_loop.extend(loops(LockAlgo::Pthread, 0));
+    tas_work_loop.extend(loops(LockAlgo::Tas, WORK_PROBE_NS));
     Pass {
         tas_loop,
         pthread_loop,
+        tas_work_loop,
         by_level,
         one_cpu,
         futex,
@@ -460,6 +488,10 @@ fn combine(passes: Vec<Pass>) -> Pass {
     let pthread_loop = passes
         .iter()
         .flat_map(|p| p.pthread_loop.iter().copied())
+        .collect();
+    let tas_work_loop = passes
+        .iter()
+        .flat_map(|p| p.tas_work_loop.iter().copied())
         .collect();
     let one: Vec<OneCpu> = passes.iter().filter_map(|p| p.one_cpu).collect();
     let o = |g: fn(&OneCpu) -> f64| median_of(one.iter().map(g));
@@ -541,6 +573,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
     Pass {
         tas_loop,
         pthread_loop,
+        tas_work_loop,
         by_level,
         one_cpu,
         futex,
@@ -577,12 +610,14 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     let Pass {
         tas_loop: tas_loop_rounds,
         pthread_loop,
+        tas_work_loop,
         by_level,
         one_cpu,
         futex,
     } = combine(all);
     let tas_loop = median_of(tas_loop_rounds);
     let pthread_loop = median_of(pthread_loop);
+    let tas_work_loop = median_of(tas_work_loop);
     let mut s = format!(
         "# measured on this host, the median of {passes} pass(es) a second apart (in each, one\n\
          # CPU: the best of five rounds, the native loop, with TAS and with pthread, ten 100 ms\n\
@@ -611,6 +646,13 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     if let Some(l) = pthread_loop {
         s.push_str(&format!(
             "#   one CPU: the same with a pthread mutex {l:.1} ns\n"
+        ));
+    }
+    if let Some((l, w)) = tas_loop.zip(tas_work_loop) {
+        s.push_str(&format!(
+            "#   one CPU: the TAS loop with {WORK_PROBE_NS} ns of work after each release {w:.1} ns, {:.1} ns\n\
+             #           more than the work and the loop without it\n",
+            w - WORK_PROBE_NS as f64 - l
         ));
     }
     match (futex, first.zip(second)) {
@@ -728,6 +770,9 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                 .map(|(t, p)| pthread_call_ns(t, p, atomic)),
             // Rounded as printed, so that atomic + overhead is the loop's time.
             overhead_ns: tas_loop.map(|l| overhead_ns(l, atomic)),
+            work_overhead_ns: tas_loop
+                .zip(tas_work_loop)
+                .map(|(l, w)| work_overhead_ns(l, w)),
             futex,
             transfer_from: if by_level.values().all(|p| p.line.is_some()) {
                 "a load of a line the other CPU modified"
@@ -1446,6 +1491,7 @@ mod tests {
         Pass {
             tas_loop: vec![8.0 + x, 16.0 + x],
             pthread_loop: vec![20.0 + x],
+            tas_work_loop: vec![230.0 + x],
             by_level,
             one_cpu: Some(OneCpu {
                 atomic: 6.0 + x,
@@ -1509,6 +1555,15 @@ mod tests {
     /// The simulated pthread loop is a CAS, a swap, `overhead` (the TAS loop less
     /// one atomic, both rounded) and the call: a TAS loop of 3.7 ns with a 1.9 ns
     /// atomic gives `overhead = 2`, so a pthread loop of 8.8 ns leaves 8.8 − 4 − 2.
+    /// The loop with 200 ns of work after each release, less the work and the loop
+    /// without it, whole ns: the 6 December 2026 Xeon's 218.9 and 8.7 give 10; a
+    /// loop that ran under its nominal time (a noisy round) gives 0, not less.
+    #[test]
+    fn the_work_overhead_is_the_work_loop_beyond_the_work_and_the_loop() {
+        assert_eq!(work_overhead_ns(8.7, 218.9), 10.0);
+        assert_eq!(work_overhead_ns(8.7, 205.0), 0.0);
+    }
+
     #[test]
     fn the_pthread_call_is_its_loop_beyond_the_tas_loop_and_one_atomic() {
         assert!((pthread_call_ns(3.7, 8.8, 1.9) - 2.8).abs() < 1e-9);
@@ -1523,6 +1578,7 @@ mod tests {
         let empty = Pass {
             tas_loop: Vec::new(),
             pthread_loop: Vec::new(),
+            tas_work_loop: Vec::new(),
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,
@@ -1542,6 +1598,7 @@ mod tests {
         let none = combine(vec![Pass {
             tas_loop: Vec::new(),
             pthread_loop: Vec::new(),
+            tas_work_loop: Vec::new(),
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,

@@ -435,6 +435,9 @@ pub struct Measured {
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
+    /// What each `work` costs beyond its length in the native loop
+    /// (`work_overhead`), when measured.
+    pub work_overhead_ns: Option<f64>,
     /// The kernel's futex (`futex { wait, wake, wake_sleeper, latency }`), when
     /// measured.
     pub futex: Option<crate::calibrate::FutexCosts>,
@@ -485,23 +488,16 @@ pub fn topology_as_lab_with(
             s.push_str(&format!(
                 "# fitted (docs/validation.md): transfer = {}, upgrade = (locked add on a\n\
                  # shared line - on an owned one) / transfer, overhead = TAS loop - atomic,\n\
+                 # work_overhead = TAS loop with work after each release - the work - TAS loop,\n\
                  # pthread_call = pthread loop - 2 atomic - overhead,\n\
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
                  # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\
+                 # request_arrival = how long a holder goes on hitting after a swap is sent to it / transfer,\n\
                  # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer,\n\
                  # forward_stall = what a byte-wide release store adds to a loop of a compare-and-swap on the word\n",
                 m.transfer_from
             ));
-            if let Some(r) = m.request_arrival {
-                // Measured, not applied: on the hosts validated it did not bring the
-                // simulation closer (docs/validation.md, "Where a request is decided";
-                // on two CCDs, "Far transfers").
-                s.push_str(&format!(
-                    "# not applied: memory {{ request_arrival = {r:.2} }} (how long a holder goes on hitting\n\
-                     # after a request is sent to it / transfer; docs/validation.md, \"Where a request is decided\")\n"
-                ));
-            }
             m.transfer
         }
         None => {
@@ -542,6 +538,12 @@ pub fn topology_as_lab_with(
                 // May be 0 (unlike a latency).
                 s.push_str(&format!("  overhead = {}ns\n", o.round().max(0.0) as u64));
             }
+            if let Some(w) = m.work_overhead_ns {
+                s.push_str(&format!(
+                    "  work_overhead = {}ns\n",
+                    w.round().max(0.0) as u64
+                ));
+            }
             if let Some(p) = m.pause_ns {
                 s.push_str(&format!("  pause   = {}\n", ns(p)));
             }
@@ -564,6 +566,9 @@ pub fn topology_as_lab_with(
             }
             if let Some(r) = m.reread_overlap {
                 memory.push(format!("reread_overlap = {:.2}", r));
+            }
+            if let Some(r) = m.request_arrival {
+                memory.push(format!("request_arrival = {:.2}", r));
             }
             if m.migratory == Some(true) {
                 memory.push("migratory = true".into());

@@ -74,10 +74,10 @@ fn the_measured_topology_passes_check() {
     assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
 }
 
-/// Every constant `topo --measure` writes into the topology item (`request_arrival`
-/// it only prints as a comment) is experiment language `check` accepts: the memory
-/// block's keys (`migratory` a boolean among shares and durations), the futex block,
-/// `overhead`, `pause`.
+/// Every constant `topo --measure` writes into the topology item is experiment
+/// language `check` accepts: the memory block's keys (`migratory` a boolean among
+/// shares and durations, `request_arrival` a share), the futex block, `overhead`,
+/// `work_overhead`, `pause`.
 #[test]
 fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     use locklab_runner::calibrate::FutexCosts;
@@ -96,10 +96,11 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         run_ahead_ns: Some(223.4),
         rmw_run_ahead: Some(0.99),
         reread_overlap: Some(0.97),
-        request_arrival: Some(1.0),
+        request_arrival: Some(0.64),
         migratory: Some(true),
         forward_stall_ns: Some(3.8),
         overhead_ns: Some(2.0),
+        work_overhead_ns: Some(10.2),
         futex: Some(FutexCosts {
             wait: 450.0,
             wake: 234.0,
@@ -116,7 +117,10 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     );
     assert!(
         lab.contains("upgrade = 1.62,")
-            && lab.contains("reread_overlap = 0.97, migratory = true, forward_stall = 4ns }")
+            && lab.contains(
+                "reread_overlap = 0.97, request_arrival = 0.64, migratory = true, forward_stall = 4ns }"
+            )
+            && lab.contains("  overhead = 2ns\n  work_overhead = 10ns\n")
             && lab.contains(
                 "futex { wait = 450ns, wake = 234ns, wake_sleeper = 6080ns, latency = 19055ns, pthread_call = 2ns }"
             ),

@@ -20,6 +20,7 @@ const COST_KEYS: &[&str] = &[
     "jitter",
     "work_carry",
     "overhead",
+    "work_overhead",
     "pause",
     "futex",
     "measured_on",
@@ -300,6 +301,9 @@ impl Ctx<'_> {
         let overhead = o
             .get("overhead")
             .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
+        let work_overhead = o
+            .get("work_overhead")
+            .map_or(Some(0), |v| self.duration(env, file, v, "`work_overhead`"));
         let pause = o.get("pause").map_or(Some(DEFAULT_PAUSE_NS), |v| {
             self.positive_duration(env, file, v, "`pause`")
         });
@@ -331,6 +335,7 @@ impl Ctx<'_> {
             jitter_ppm: (jitter? * 1e6).round() as u32,
             work_carry: work_carry?,
             overhead_ns: overhead?,
+            work_overhead_ns: work_overhead?,
             pause_ns: pause?,
             futex: futex?,
             measured_on: measured_on?,

@@ -28,6 +28,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.request_arrival_ppm, 0);
     assert!(!c.memory.migratory);
     assert_eq!(c.overhead_ns, 0);
+    assert_eq!(c.work_overhead_ns, 0);
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
     assert!(!c.work_carry);
     assert_eq!(c.futex, Futex::DEFAULT);
@@ -42,6 +43,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
   jitter = 0.05
   work_carry = true
   overhead = 8ns
+  work_overhead = 10ns
 }",
     )
     .unwrap();
@@ -64,6 +66,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert!(m.migratory);
     assert_eq!(m.forward_stall_ns, 4);
     assert_eq!(c.overhead_ns, 8);
+    assert_eq!(c.work_overhead_ns, 10);
     assert_eq!(c.jitter_ppm, 50_000);
     assert!(c.work_carry);
     let off =

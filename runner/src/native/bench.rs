@@ -81,13 +81,15 @@ pub fn harness(
     recording: Recording,
     threads: usize,
 ) -> f64 {
-    harness_rounds(work, algo, iters, recording, threads, 0, 3)
+    harness_rounds(work, algo, iters, recording, threads, 0, 0, 3)
         .into_iter()
         .fold(f64::INFINITY, f64::min)
 }
 
 /// [`harness`] with `lines` data lines written in the critical section (`harness`:
-/// none, as lockhammer's loop), each of `rounds` rounds' ns per iteration.
+/// none, as lockhammer's loop) and `outside_ns` of work after each release (`harness`:
+/// none), each of `rounds` rounds' ns per iteration.
+#[allow(clippy::too_many_arguments)]
 pub fn harness_rounds(
     work: &WorkLoop,
     algo: &LockAlgo,
@@ -95,16 +97,17 @@ pub fn harness_rounds(
     recording: Recording,
     threads: usize,
     lines: u32,
+    outside_ns: u64,
     rounds: usize,
 ) -> Vec<f64> {
-    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize, usize, u32);
+    struct Harness<'a>(&'a WorkLoop, u64, Recording, usize, usize, u32, u64);
     impl LockVisitor for Harness<'_> {
         type Output = Vec<f64>;
         fn visit<L: Lock>(self, make: impl Fn(&mut LineAlloc, Site) -> L) -> Vec<f64> {
             let (iters, threads, rounds, lines) = (self.1, self.3, self.4, self.5);
             let w = Workload::SingleLock {
                 critical: Dist::Fixed { ns: 0 },
-                outside: Dist::Fixed { ns: 0 },
+                outside: Dist::Fixed { ns: self.6 },
                 lines,
             };
             let shape = workload::shape(&w, threads as u32);
@@ -134,7 +137,7 @@ pub fn harness_rounds(
     }
     with_lock(
         algo,
-        Harness(work, iters, recording, threads, rounds, lines),
+        Harness(work, iters, recording, threads, rounds, lines, outside_ns),
     )
 }
 

@@ -154,6 +154,8 @@ pub(crate) struct Fabric {
     jitter_ppm: u32,
     /// `work_carry`: a `work` makes up its drawn error at the thread's next one.
     pub work_carry: bool,
+    /// `work_overhead`: what each `work` costs beyond its length.
+    pub work_overhead_ns: u64,
     upgrade_ppm: u64,
     /// `memory { migratory }`: a load of a line another core has written takes it.
     migratory: bool,
@@ -209,6 +211,7 @@ impl Fabric {
             misses_in_flight: m.misses_in_flight.max(1) as usize,
             jitter_ppm: costs.jitter_ppm,
             work_carry: costs.work_carry,
+            work_overhead_ns: costs.work_overhead_ns,
             upgrade_ppm: m.upgrade_ppm as u64,
             migratory: m.migratory,
         }

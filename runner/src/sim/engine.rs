@@ -452,6 +452,13 @@ impl Core {
                 return None;
             }
             Op::Work(ns) => {
+                // The instructions after it, which run at their latency
+                // (`work_overhead`): none after no work at all.
+                let ns = if ns > 0 {
+                    ns + self.mem.fabric.work_overhead_ns
+                } else {
+                    0
+                };
                 let drawn = self.mem.jitter(tid, ns);
                 let ns = if self.mem.fabric.work_carry {
                     // What this thread's earlier work ran over or under is made up.

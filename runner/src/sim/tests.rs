@@ -1085,6 +1085,31 @@ fn jittered_durations(work_carry: bool, seed: u64, pause: bool) -> Vec<u64> {
     d.take()
 }
 
+/// `work_overhead`: each `work` costs its length and the overhead (the instructions
+/// after a calibrated spin, which run at their latency); a `work` of nothing costs
+/// nothing, as natively no loop runs. Without jitter, exactly.
+#[test]
+fn a_work_costs_its_length_and_the_work_overhead_and_no_work_nothing() {
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    m.costs.jitter_ppm = 0;
+    m.costs.work_overhead_ns = 10;
+    let sl = slots(&m, PlacementKind::Compact, 1);
+    let mach = machine(&m, &sl, 1, 1);
+    let e = mach.env(0);
+    let took: std::cell::RefCell<Vec<u64>> = Default::default();
+    run_all(
+        &mach,
+        vec![Box::pin(async {
+            for ns in [200, 0, 50] {
+                let t = e.now();
+                e.work(ns).await;
+                took.borrow_mut().push(e.now() - t);
+            }
+        })],
+    );
+    assert_eq!(took.take(), vec![210, 0, 60]);
+}
+
 /// Under `work_carry` a `work` makes up its error at the next call, as the native
 /// work loop does: one call lasts its nominal length give or take twice the jitter,
 /// while the time spent in work so far never strays more than the jitter (and a

@@ -620,8 +620,9 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
     let tas_work_loop = median_of(tas_work_loop);
     let mut s = format!(
         "# measured on this host, the median of {passes} pass(es) a second apart (in each, one\n\
-         # CPU: the best of five rounds, the native loop, with TAS and with pthread, ten 100 ms\n\
-         # rounds; pairs: the median of five, one way)\n"
+         # CPU: the best of five rounds, the native loop, with TAS, with pthread and with TAS\n\
+         # and 200 ns of work after each release, ten 100 ms rounds; pairs: the median of\n\
+         # five, one way)\n"
     );
     match one_cpu {
         Some(o) => {
@@ -1549,14 +1550,15 @@ mod tests {
         assert_eq!(c.tas_loop.len(), 6);
         assert_eq!(median_of(c.tas_loop), Some(16.5));
         assert_eq!(median_of(c.pthread_loop), Some(21.0));
+        // So does the loop with work: one round a pass (230, 231, 250).
+        assert_eq!(c.tas_work_loop.len(), 3);
+        assert_eq!(median_of(c.tas_work_loop), Some(231.0));
         assert_eq!(median_of(Vec::new()), None);
     }
 
-    /// The simulated pthread loop is a CAS, a swap, `overhead` (the TAS loop less
-    /// one atomic, both rounded) and the call: a TAS loop of 3.7 ns with a 1.9 ns
-    /// atomic gives `overhead = 2`, so a pthread loop of 8.8 ns leaves 8.8 − 4 − 2.
     /// The loop with 200 ns of work after each release, less the work and the loop
-    /// without it, whole ns: the 6 December 2026 Xeon's 218.9 and 8.7 give 10; a
+    /// without it, whole ns: the 6 December 2026 Xeon's 218.9 and 8.7 give 10 (its
+    /// second run that night, kept, 218.4 and 8.7: also 10); a
     /// loop that ran under its nominal time (a noisy round) gives 0, not less.
     #[test]
     fn the_work_overhead_is_the_work_loop_beyond_the_work_and_the_loop() {
@@ -1564,6 +1566,9 @@ mod tests {
         assert_eq!(work_overhead_ns(8.7, 205.0), 0.0);
     }
 
+    /// The simulated pthread loop is a CAS, a swap, `overhead` (the TAS loop less
+    /// one atomic, both rounded) and the call: a TAS loop of 3.7 ns with a 1.9 ns
+    /// atomic gives `overhead = 2`, so a pthread loop of 8.8 ns leaves 8.8 − 4 − 2.
     #[test]
     fn the_pthread_call_is_its_loop_beyond_the_tas_loop_and_one_atomic() {
         assert!((pthread_call_ns(3.7, 8.8, 1.9) - 2.8).abs() < 1e-9);

@@ -451,14 +451,8 @@ impl Core {
                 }
                 return None;
             }
-            Op::Work(ns) => {
-                // The instructions after it, which run at their latency
-                // (`work_overhead`): none after no work at all.
-                let ns = if ns > 0 {
-                    ns + self.mem.fabric.work_overhead_ns
-                } else {
-                    0
-                };
+            Op::Work(nominal) => {
+                let ns = nominal;
                 let drawn = self.mem.jitter(tid, ns);
                 let ns = if self.mem.fabric.work_carry {
                     // What this thread's earlier work ran over or under is made up.
@@ -473,7 +467,15 @@ impl Core {
                 let hide = a.work.min(ns);
                 a.work -= hide;
                 a.loads = a.loads.saturating_sub(hide);
-                let ns = ns - hide;
+                // The lock's instructions after a spin of some length run at their
+                // latency (`work_overhead`): after the work, so neither under an
+                // earlier stall nor made up by the next work.
+                let after = if nominal > 0 {
+                    self.mem.jitter(tid, self.mem.fabric.work_overhead_ns)
+                } else {
+                    0
+                };
+                let ns = ns - hide + after;
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
                 }

@@ -579,6 +579,15 @@ pub fn topology_as_lab_with(
             }
 
             if !memory.is_empty() {
+                if m.request_arrival.is_some() {
+                    // Applied since 6 December 2026 on the evidence of one host model:
+                    // say so where the value is written.
+                    s.push_str(
+                        "  # request_arrival: checked against native runs on one host model so far\n  \
+                         # (docs/validation.md, \"Two measured costs applied\"); compare this host's\n  \
+                         # validation runs with and without it before trusting two-thread points\n",
+                    );
+                }
                 s.push_str(&format!("  memory {{ {} }}\n", memory.join(", ")));
             }
             let mut futex = Vec::new();

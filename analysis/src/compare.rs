@@ -270,10 +270,11 @@ pub fn measured_fingerprint(plan: &Plan) -> String {
 
 /// Per (point_id, mode): repetition values of each headline and validation metric.
 ///
-/// A simulated run records no CPU time; its `cpu_ns_per_acq` is threads × window /
-/// acquisitions, since a simulated thread of a lock workload is on its CPU for the
-/// whole window (spinning, holding or working), as a pinned native thread is. A
-/// wake-up workload's tasks sleep, so it has none.
+/// A simulated record holds each thread's CPU time: the window less its sleeps in
+/// the kernel (docs/metrics.md). One simulated before that has none: its
+/// `cpu_ns_per_acq` is threads × window / acquisitions (a simulated thread of a lock
+/// workload is on its CPU for the whole window unless it sleeps; a wake-up
+/// workload's tasks sleep, so it has none).
 fn samples(r: &Results) -> Result<Samples> {
     let mut sel = vec![
         col("point_id"),
@@ -348,7 +349,9 @@ fn samples(r: &Results) -> Result<Samples> {
             vec![f64::NAN; df.height()]
         };
         for i in 0..df.height() {
-            let x = if *m == "cpu_ns_per_acq" && modes[i] == "sim" {
+            let x = if *m == "cpu_ns_per_acq" && modes[i] == "sim" && !v[i].is_finite() {
+                // Simulated before its records held CPU time (6 December 2026):
+                // each thread was on its CPU for the whole window.
                 if workloads[i] == "wakeup" || acqs[i] <= 0.0 {
                     f64::NAN
                 } else {

@@ -178,6 +178,13 @@ pub trait Env {
     fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
         self.work(ns)
     }
+    /// The thread leaves its CPU, asleep in the kernel (`off` true), or has it again
+    /// (false): the simulated OS mutexes mark their futex sleeps so that a
+    /// simulated thread's CPU time leaves them out, as the OS leaves a sleeping
+    /// native thread's out. Natively nothing: the OS counts.
+    fn off_cpu(&self, off: bool) {
+        let _ = off;
+    }
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
     /// What the kernel's futex costs on this machine, for the simulated OS mutexes

@@ -224,7 +224,8 @@ pub struct ThreadStats {
     /// Without the grant order, re-acquisitions are counted all the same
     /// ([`Self::count_reacquisitions`]).
     reacquisitions_counted: bool,
-    /// Thread CPU time over the window (native only).
+    /// Thread CPU time over the window: natively the OS's count; simulated, the
+    /// window less the thread's sleeps in the kernel (none for a wake-up workload).
     pub cpu_ns: Option<u64>,
 }
 

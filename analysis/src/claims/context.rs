@@ -316,7 +316,7 @@ impl<'a> Ctx<'a> {
         let never_in_sim = ["cpu_wall_ratio", "cpu_ns_per_acq", "overhead_ns"];
         if mode == Mode::Sim && never_in_sim.contains(&metric) {
             return Why::Error(format!(
-                "{metric} is not measured in simulation (no CPU time there); point {id} has no value in any repetition"
+                "{metric} is not measured in simulation for this point (a wake-up workload's tasks sleep by design, and results simulated before 6 December 2026 hold no CPU time); point {id} has no value in any repetition"
             ));
         }
         let first = |col: &str| {

@@ -245,10 +245,13 @@ impl OsLock {
                 env.syscall(futex.wait_ns).await;
             }
             if env.load(self.word, Relaxed).await == 2 {
+                // Asleep, off the CPU, until it runs again.
+                env.off_cpu(true);
                 self.sleepers.fetch_add(1, Relaxed);
                 env.wait_until(self.word, Relaxed, |v| v != 2).await;
                 self.sleepers.fetch_sub(1, Relaxed);
                 env.syscall(futex.latency_ns).await;
+                env.off_cpu(false);
             }
             state = if self.kind == OsKind::Std {
                 self.model_spin(env).await

@@ -750,6 +750,7 @@ impl Machine {
             node: self.nodes[tid],
             rng: Cell::new(SplitMix64::new(self.seeds[tid])),
             wait_from: Cell::new(None),
+            off_cpu: RefCell::new(Vec::new()),
         }
     }
 
@@ -890,6 +891,9 @@ pub struct SimEnv<'m> {
     /// When the current acquisition's first attempt failed (`Env::waiting`), if it
     /// did: its wait runs from there, as natively.
     wait_from: Cell<Option<u64>>,
+    /// The spans of virtual time this thread was off its CPU, asleep in the kernel
+    /// (`Env::off_cpu`), the last one open (`u64::MAX`) while it still sleeps.
+    off_cpu: RefCell<Vec<(u64, u64)>>,
 }
 
 /// Converts a raw (value, success) result into an operation's output.
@@ -952,6 +956,17 @@ impl<'m> SimEnv<'m> {
     /// When the current acquisition's first attempt failed, if it has.
     pub(crate) fn wait_began(&self) -> Option<u64> {
         self.wait_from.get()
+    }
+
+    /// How long this thread was off its CPU (`Env::off_cpu`) between `from` and
+    /// `to`: what its CPU time over that span lacks, as the OS counts a native
+    /// thread's.
+    pub(crate) fn off_cpu_ns(&self, from: u64, to: u64) -> u64 {
+        self.off_cpu
+            .borrow()
+            .iter()
+            .map(|&(a, b)| b.min(to).saturating_sub(a.max(from)))
+            .sum()
     }
 
     #[inline]
@@ -1112,6 +1127,15 @@ impl Env for SimEnv<'_> {
         // stay what they were.
         if ns > 0 {
             self.op(Op::Delay(ns)).await
+        }
+    }
+    fn off_cpu(&self, off: bool) {
+        let now = self.now();
+        let mut spans = self.off_cpu.borrow_mut();
+        match spans.last_mut() {
+            Some(last) if !off && last.1 == u64::MAX => last.1 = now,
+            _ if off => spans.push((now, u64::MAX)),
+            _ => {}
         }
     }
     #[inline]

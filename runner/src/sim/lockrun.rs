@@ -114,7 +114,15 @@ impl LockVisitor for Simulate<'_> {
         // workload times a wait from its first failed attempt, as natively
         // (`Env::acquire_granted`): one still in its first attempt has not waited.
         let from_first_failure = matches!(point.workload, Workload::SingleLock { .. });
+        // A lock workload's thread is on its CPU for the whole window (spinning,
+        // holding or working), as a pinned native thread is, except while asleep in
+        // the kernel. A wake-up workload's tasks sleep by design: no CPU time.
+        let on_cpu = !matches!(point.workload, Workload::Wakeup(_));
         for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
+            if on_cpu {
+                let off = env.off_cpu_ns(window.start_ns, window.end_ns);
+                st.cpu_ns = Some(window.end_ns - window.start_ns - off);
+            }
             if from_first_failure {
                 st.wait_began(env.wait_began());
             }

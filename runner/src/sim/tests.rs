@@ -1418,24 +1418,34 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
             }),
         ];
         run_all(&mach, futs);
-        (granted.get(), released.get())
+        // How long the waiter slept, in all and within its first 5 µs.
+        let off = (
+            envs[1].off_cpu_ns(0, u64::MAX),
+            envs[1].off_cpu_ns(0, 5_000),
+        );
+        (granted.get(), released.get(), off)
     };
     // The waiter's CAS fails at 1,055 and its swap marks the word 2 by 1,060; it
     // sleeps after its 300 ns call. The release at 10,000 swaps the line back (55
     // ns), finds 2 and a sleeper, and pays the wake; the waiter runs 20 µs after the
     // release's write and takes the lock with a few transfers.
-    let (granted, released) = run(10_000);
+    // It is off its CPU from its call's end to when it runs again: its CPU time
+    // leaves that out, as the OS leaves a sleeping native thread's out.
+    let (granted, released, (slept, slept_early)) = run(10_000);
     assert_eq!(released, 10_055 + 4_000);
     assert!(
         (10_055 + 20_000..10_055 + 20_000 + 300).contains(&granted),
         "{granted}"
     );
+    assert!((28_600..28_800).contains(&slept), "{slept}");
+    assert!((3_600..3_700).contains(&slept_early), "{slept_early}");
     // Released at 1,200, during the waiter's call: the word is no longer 2 when the
     // call looks, so the waiter does not sleep and takes the lock at once; the
     // release found 2 but no sleeper, and pays a plain call.
-    let (granted, released) = run(1_200);
+    let (granted, released, slept) = run(1_200);
     assert_eq!(released, 1_255 + 100);
     assert!((1_360..1_360 + 300).contains(&granted), "{granted}");
+    assert_eq!(slept, (0, 0));
 }
 
 /// `futex { pthread_call }`: the simulated pthread pays glibc's code around its

@@ -34,6 +34,12 @@ const FITS: &[Fit] = &[
         cpu_mean_abs: 0.116,
         reacquired_within: 39,
     },
+    Fit {
+        set: "2026-12-06-xeon-6-167-sleepers",
+        cpu_within: 12,
+        cpu_mean_abs: 0.047,
+        reacquired_within: 9,
+    },
 ];
 
 struct Fit {

@@ -228,7 +228,7 @@ pub const METRICS: &[Metric] = &[
     metric!("cpu_ns_per_acq", "CPU time per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
         "Σ thread CPU ns / Σ acquisitions (lockhammer's `cpu_ns/lock`); a simulated thread's CPU time is the window less its sleeps in the kernel (see below)"),
     metric!("overhead_ns", "overhead per acquisition", Nanos, P, Single, Lower, NON_NEGATIVE, true,
-        "Σ over threads of max(0, CPU ns − acquisitions × (achieved critical + outside ns)) / Σ acquisitions (lockhammer)"),
+        "Σ over threads of max(0, CPU ns − acquisitions × (achieved critical + outside ns)) / Σ acquisitions (lockhammer; meant for the `single` workload, where each acquisition does one critical section and one outside)"),
     metric!("share", "share of acquisitions", Fraction, T, Sum, Neither, UNIT_INTERVAL,
         "a thread's acquisitions (in its wait class) / the point's Σ acquisitions"),
     metric!("jain", "Jain's fairness index (1 = fair)", Index, P, Single, Higher, UNIT_INTERVAL,

@@ -307,23 +307,24 @@ impl<'a> Ctx<'a> {
             .collect())
     }
 
-    /// Why `metric` has no value in any repetition of point `p`: a metric this mode
-    /// never measures (CPU time in simulation) or windowed fairness switched off is
-    /// an error in the claim; a run too short or too quiet to measure it is not.
+    /// Why `metric` has no value in any repetition of point `p`: CPU time in a
+    /// simulation whose records hold none (a wake-up workload, or a build before
+    /// simulated records held CPU time) or windowed fairness switched off is an
+    /// error in the claim; a run too short or too quiet to measure it is not.
     pub(super) fn not_measured(&self, p: u32, mode: Mode, metric: &str) -> Why {
         let id = self.id(p);
         let mode_s = mode.as_str();
-        let never_in_sim = ["cpu_wall_ratio", "cpu_ns_per_acq", "overhead_ns"];
-        if mode == Mode::Sim && never_in_sim.contains(&metric) {
-            return Why::Error(format!(
-                "{metric} is not measured in simulation for this point (a wake-up workload's tasks sleep by design, and results simulated before 6 December 2026 hold no CPU time); point {id} has no value in any repetition"
-            ));
-        }
         let first = |col: &str| {
             self.point_samples(p, mode, col)
                 .ok()
                 .and_then(|v| v.into_iter().find(|x| x.is_finite()))
         };
+        let cpu_metrics = ["cpu_wall_ratio", "cpu_ns_per_acq", "overhead_ns"];
+        if mode == Mode::Sim && cpu_metrics.contains(&metric) && first("cpu_wall_ratio").is_none() {
+            return Why::Error(format!(
+                "{metric} is not measured in simulation for this point: its records hold no CPU time (a wake-up workload's tasks sleep by design; simulations by a build before 6 December 2026 recorded none); point {id} has no value in any repetition"
+            ));
+        }
         let dur = |ns: f64| units::duration_label(ns.max(0.0).round() as u64);
         if metric.starts_with("window_") {
             match (first("window_ns"), first("fairness_window_ns")) {

@@ -180,8 +180,8 @@ pub enum Stored {
     /// A whole number (u64); null only where it was not measured (`reacquisitions`
     /// without a recorded grant order: native `recording = sampled`).
     Count,
-    /// f64, null where it does not apply (a native-only metric in a simulation, a
-    /// wait when nothing waited, a skipped point).
+    /// f64, null where it does not apply (a metric the row's mode or workload does
+    /// not measure, a wait when nothing waited, a skipped point).
     Measure,
     /// A points metric no record field holds: a key of the record's `extra` map
     /// (f64, a column only when some record of the run has it, null where a record

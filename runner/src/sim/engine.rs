@@ -670,6 +670,9 @@ pub struct Machine {
     /// Whether a trace window was asked for ([`Machine::trace`]): outside the
     /// `RefCell`, so that a thread's marks cost nothing otherwise.
     tracing: Cell<bool>,
+    /// The span of virtual time whose CPU time the threads count
+    /// ([`Machine::count_cpu_within`]; all of it by default).
+    cpu_window: Cell<(u64, u64)>,
 }
 
 /// How a simulation ended.
@@ -735,7 +738,20 @@ impl Machine {
             overhead_ns: costs.overhead_ns,
             futex: costs.futex,
             tracing: Cell::new(false),
+            cpu_window: Cell::new((0, u64::MAX)),
         }
+    }
+
+    /// Count each thread's time off its CPU (`Env::off_cpu`) only within `from` up
+    /// to `to` of virtual time (the measured window): set before the run.
+    pub fn count_cpu_within(&self, from: u64, to: u64) {
+        self.cpu_window.set((from, to));
+    }
+
+    /// The part of `a`..`b` that lies in the CPU-time window.
+    fn within_cpu_window(&self, a: u64, b: u64) -> u64 {
+        let (from, to) = self.cpu_window.get();
+        b.min(to).saturating_sub(a.max(from))
     }
 
     pub fn threads(&self) -> usize {
@@ -750,7 +766,8 @@ impl Machine {
             node: self.nodes[tid],
             rng: Cell::new(SplitMix64::new(self.seeds[tid])),
             wait_from: Cell::new(None),
-            off_cpu: RefCell::new(Vec::new()),
+            off_since: Cell::new(None),
+            off_ns: Cell::new(0),
         }
     }
 
@@ -891,9 +908,12 @@ pub struct SimEnv<'m> {
     /// When the current acquisition's first attempt failed (`Env::waiting`), if it
     /// did: its wait runs from there, as natively.
     wait_from: Cell<Option<u64>>,
-    /// The spans of virtual time this thread was off its CPU, asleep in the kernel
-    /// (`Env::off_cpu`), the last one open (`u64::MAX`) while it still sleeps.
-    off_cpu: RefCell<Vec<(u64, u64)>>,
+    /// Since when this thread is off its CPU, asleep in the kernel (`Env::off_cpu`),
+    /// if it is.
+    off_since: Cell<Option<u64>>,
+    /// How long it was off its CPU within the machine's CPU-time window
+    /// ([`Machine::count_cpu_within`]), over the spans that have ended.
+    off_ns: Cell<u64>,
 }
 
 /// Converts a raw (value, success) result into an operation's output.
@@ -958,15 +978,15 @@ impl<'m> SimEnv<'m> {
         self.wait_from.get()
     }
 
-    /// How long this thread was off its CPU (`Env::off_cpu`) between `from` and
-    /// `to`: what its CPU time over that span lacks, as the OS counts a native
-    /// thread's.
-    pub(crate) fn off_cpu_ns(&self, from: u64, to: u64) -> u64 {
-        self.off_cpu
-            .borrow()
-            .iter()
-            .map(|&(a, b)| b.min(to).saturating_sub(a.max(from)))
-            .sum()
+    /// How long this thread was off its CPU (`Env::off_cpu`) within the machine's
+    /// CPU-time window, a sleep still going on counted to the window's end: what
+    /// its CPU time over the window lacks, as the OS counts a native thread's.
+    pub(crate) fn off_cpu_ns(&self) -> u64 {
+        let open = self
+            .off_since
+            .get()
+            .map_or(0, |from| self.m.within_cpu_window(from, u64::MAX));
+        self.off_ns.get() + open
     }
 
     #[inline]
@@ -1131,10 +1151,14 @@ impl Env for SimEnv<'_> {
     }
     fn off_cpu(&self, off: bool) {
         let now = self.now();
-        let mut spans = self.off_cpu.borrow_mut();
-        match spans.last_mut() {
-            Some(last) if !off && last.1 == u64::MAX => last.1 = now,
-            _ if off => spans.push((now, u64::MAX)),
+        match (off, self.off_since.get()) {
+            (true, None) => self.off_since.set(Some(now)),
+            (false, Some(from)) => {
+                self.off_ns
+                    .set(self.off_ns.get() + self.m.within_cpu_window(from, now));
+                self.off_since.set(None);
+            }
+            // Already asleep, or already awake: nothing to mark.
             _ => {}
         }
     }

@@ -87,6 +87,7 @@ impl LockVisitor for Simulate<'_> {
         if let Some((from, to)) = job.trace {
             machine.trace(from, to);
         }
+        machine.count_cpu_within(window.start_ns, window.end_ns);
         let envs: Vec<_> = (0..n).map(|t| machine.env(t)).collect();
         let ops: Vec<Cell<u64>> = (0..n).map(|_| Cell::new(0)).collect();
         let starts = start_offsets(&shape, point.threads, job.seed);
@@ -116,13 +117,11 @@ impl LockVisitor for Simulate<'_> {
         let from_first_failure = matches!(point.workload, Workload::SingleLock { .. });
         // A lock workload's thread is on its CPU for the whole window (spinning,
         // holding or working), as a pinned native thread is, except while asleep in
-        // the kernel. A wake-up workload's tasks sleep by design: no CPU time.
-        let on_cpu = !matches!(point.workload, Workload::Wakeup(_));
+        // the kernel. (A wake-up workload's tasks, which sleep by design, are not
+        // simulated here: `sim::sched`.)
         for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
-            if on_cpu {
-                let off = env.off_cpu_ns(window.start_ns, window.end_ns);
-                st.cpu_ns = Some(window.end_ns - window.start_ns - off);
-            }
+            let window_ns = window.end_ns - window.start_ns;
+            st.cpu_ns = Some(window_ns.saturating_sub(env.off_cpu_ns()));
             if from_first_failure {
                 st.wait_began(env.wait_began());
             }

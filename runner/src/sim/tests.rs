@@ -1396,6 +1396,8 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
             OsKind::Pthread,
         );
         let mach = machine(&m, &sl, alloc.count(), 1);
+        // Its CPU time counted from 2 µs on (a window that starts while it sleeps).
+        mach.count_cpu_within(2_000, 40_000);
         let envs = [mach.env(0), mach.env(1)];
         let (granted, released) = (Cell::new(0), Cell::new(0));
         let (lock, envs_, g, r) = (&lock, &envs, &granted, &released);
@@ -1418,34 +1420,59 @@ fn the_os_mutex_model_pays_the_topologys_futex_costs() {
             }),
         ];
         run_all(&mach, futs);
-        // How long the waiter slept, in all and within its first 5 µs.
-        let off = (
-            envs[1].off_cpu_ns(0, u64::MAX),
-            envs[1].off_cpu_ns(0, 5_000),
-        );
+        // How long the waiter slept within the CPU-time window.
+        let off = envs[1].off_cpu_ns();
         (granted.get(), released.get(), off)
     };
     // The waiter's CAS fails at 1,055 and its swap marks the word 2 by 1,060; it
     // sleeps after its 300 ns call. The release at 10,000 swaps the line back (55
     // ns), finds 2 and a sleeper, and pays the wake; the waiter runs 20 µs after the
     // release's write and takes the lock with a few transfers.
-    // It is off its CPU from its call's end to when it runs again: its CPU time
-    // leaves that out, as the OS leaves a sleeping native thread's out.
-    let (granted, released, (slept, slept_early)) = run(10_000);
+    // It is off its CPU from when its call finds the word 2 (about 1,360) to when it
+    // runs again (about 30,055): its CPU time leaves that out, as the OS leaves a
+    // sleeping native thread's out, here from the window's start at 2,000.
+    let (granted, released, slept) = run(10_000);
     assert_eq!(released, 10_055 + 4_000);
     assert!(
         (10_055 + 20_000..10_055 + 20_000 + 300).contains(&granted),
         "{granted}"
     );
-    assert!((28_600..28_800).contains(&slept), "{slept}");
-    assert!((3_600..3_700).contains(&slept_early), "{slept_early}");
+    assert!((27_950..28_150).contains(&slept), "{slept}");
     // Released at 1,200, during the waiter's call: the word is no longer 2 when the
     // call looks, so the waiter does not sleep and takes the lock at once; the
     // release found 2 but no sleeper, and pays a plain call.
     let (granted, released, slept) = run(1_200);
     assert_eq!(released, 1_255 + 100);
     assert!((1_360..1_360 + 300).contains(&granted), "{granted}");
-    assert_eq!(slept, (0, 0));
+    assert_eq!(slept, 0);
+}
+
+/// A thread's time off its CPU (`Env::off_cpu`) counts only within the machine's
+/// CPU-time window, a sleep still going on up to the window's end; marking a sleep
+/// twice, or a wake-up without one, changes nothing.
+#[test]
+fn time_off_the_cpu_counts_within_the_window_only() {
+    let m = spec(1, 2, 1, 10, 50, 190);
+    let sl = slots(&m, PlacementKind::Scatter, 1);
+    let mach = machine(&m, &sl, 1, 1);
+    mach.count_cpu_within(100, 1_000);
+    let env = mach.env(0);
+    let slept = Cell::new(0);
+    let (e, s) = (&env, &slept);
+    let futs: Vec<Fut> = vec![Box::pin(async move {
+        e.off_cpu(false);
+        e.off_cpu(true); // at 0: before the window
+        e.work(300).await;
+        e.off_cpu(true); // already asleep
+        e.off_cpu(false); // at 300: 200 ns of it in the window
+        s.set(e.off_cpu_ns());
+        e.work(400).await;
+        e.off_cpu(true); // at 700, still asleep when the window ends at 1,000
+        e.work(600).await;
+    })];
+    run_all(&mach, futs);
+    assert_eq!(slept.get(), 200);
+    assert_eq!(env.off_cpu_ns(), 200 + 300);
 }
 
 /// `futex { pthread_call }`: the simulated pthread pays glibc's code around its

@@ -106,8 +106,9 @@ pub fn run(
 
     let mut ok = true;
     if old.modes.contains(&Mode::Sim) {
-        let diffs = locklab_analysis::store::diff_records(dir, &new_dir, Mode::Sim)
+        let found = locklab_analysis::store::diff_records(dir, &new_dir, Mode::Sim)
             .code(exit::RUN_FAILED)?;
+        let diffs = &found.differences;
         if diffs.is_empty() {
             println!("simulation: identical records");
         } else {
@@ -119,6 +120,13 @@ pub fn run(
             for d in diffs.iter().take(20) {
                 println!("  {d}");
             }
+        }
+        if !found.newly_recorded.is_empty() {
+            let names: Vec<&str> = found.newly_recorded.iter().map(String::as_str).collect();
+            println!(
+                "  (this build also records {}, which the stored run left empty: not a difference)",
+                names.join(", ")
+            );
         }
     }
     if old.modes.contains(&Mode::Native) {

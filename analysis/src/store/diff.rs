@@ -5,15 +5,37 @@ use super::{read_parts, RecordKey, PARTS_DIR};
 use crate::error::{Error, Result};
 use locklab_model::plan::Mode;
 use locklab_model::records::RunRecord;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-fn field_diffs(what: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+/// What [`diff_records`] finds between the records of two runs.
+#[derive(Debug, Default)]
+pub struct RecordDiff {
+    /// One line per record whose values differ: a value changed, or one the first
+    /// run recorded is missing from the second.
+    pub differences: Vec<String>,
+    /// Fields the first run left empty (null) in some record where the second
+    /// recorded a value: a newer build measuring more, not a change in anything
+    /// the first run stored (`threads.` for a thread row's field).
+    pub newly_recorded: BTreeSet<String>,
+}
+
+/// `family`: the field's name as [`RecordDiff::newly_recorded`] lists it, before
+/// the field's own key (`""` or `"threads."`).
+fn field_diffs(
+    (what, family): (&str, &str),
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+    out: &mut Vec<String>,
+    newly: &mut BTreeSet<String>,
+) {
     match (a, b) {
         (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
             for (k, va) in x {
                 let vb = y.get(k).unwrap_or(&serde_json::Value::Null);
-                if va != vb {
+                if va.is_null() && !vb.is_null() {
+                    newly.insert(format!("{family}{k}"));
+                } else if va != vb {
                     out.push(format!("{what}{k}: {va} vs {vb}"));
                 }
             }
@@ -23,7 +45,13 @@ fn field_diffs(what: &str, a: &serde_json::Value, b: &serde_json::Value, out: &m
     }
 }
 
-fn rows_diff<T: serde::Serialize>(what: &str, a: &[T], b: &[T], out: &mut Vec<String>) {
+fn rows_diff<T: serde::Serialize>(
+    what: &str,
+    a: &[T],
+    b: &[T],
+    out: &mut Vec<String>,
+    newly: &mut BTreeSet<String>,
+) {
     if a.len() != b.len() {
         out.push(format!("{what}: {} rows vs {}", a.len(), b.len()));
         return;
@@ -34,7 +62,8 @@ fn rows_diff<T: serde::Serialize>(what: &str, a: &[T], b: &[T], out: &mut Vec<St
             serde_json::to_value(y).unwrap_or_default(),
         );
         let before = out.len();
-        field_diffs(&format!("{what}[{i}]."), &x, &y, out);
+        let family = format!("{what}.");
+        field_diffs((&format!("{what}[{i}]."), &family), &x, &y, out, newly);
         if out.len() > before {
             return; // the first differing row says enough
         }
@@ -42,9 +71,10 @@ fn rows_diff<T: serde::Serialize>(what: &str, a: &[T], b: &[T], out: &mut Vec<St
 }
 
 /// Differences between the records of `mode` in two results directories (the
-/// journal in `parts/`), one line each: what `reproduce` prints for simulations,
-/// which must be identical. Empty when every record matches.
-pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<Vec<String>> {
+/// journal in `parts/`), one line each, and the fields only the second recorded:
+/// what `reproduce` prints for simulations, which must be identical. No
+/// differences when every value the first run recorded is the same in the second.
+pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<RecordDiff> {
     let load = |d: &Path| -> Result<BTreeMap<RecordKey, RunRecord>> {
         let recs = read_parts(d)?;
         if recs.is_empty() {
@@ -61,6 +91,7 @@ pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<Vec<String>> {
     };
     let (ra, rb) = (load(a)?, load(b)?);
     let mut out = Vec::new();
+    let mut newly = BTreeSet::new();
     for (k, x) in &ra {
         let label = format!("{} [{}] rep {}", x.point.point_id, mode.as_str(), k.2);
         let Some(y) = rb.get(k) else {
@@ -72,9 +103,9 @@ pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<Vec<String>> {
             serde_json::to_value(&x.point).unwrap_or_default(),
             serde_json::to_value(&y.point).unwrap_or_default(),
         );
-        field_diffs("", &px, &py, &mut d);
-        rows_diff("threads", &x.threads, &y.threads, &mut d);
-        rows_diff("handoffs", &x.handoffs, &y.handoffs, &mut d);
+        field_diffs(("", ""), &px, &py, &mut d, &mut newly);
+        rows_diff("threads", &x.threads, &y.threads, &mut d, &mut newly);
+        rows_diff("handoffs", &x.handoffs, &y.handoffs, &mut d, &mut newly);
         if !d.is_empty() {
             let more = if d.len() > 4 {
                 format!(" (+{} more)", d.len() - 4)
@@ -96,5 +127,8 @@ pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<Vec<String>> {
             ));
         }
     }
-    Ok(out)
+    Ok(RecordDiff {
+        differences: out,
+        newly_recorded: newly,
+    })
 }

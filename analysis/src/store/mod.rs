@@ -48,7 +48,7 @@ pub mod schema;
 mod tables;
 
 pub use columns::{HANDOFF_METRICS, POINT_RECORD_COLUMNS, THREAD_METRICS};
-pub use diff::diff_records;
+pub use diff::{diff_records, RecordDiff};
 pub use load::{load_results, Results};
 pub(crate) use merge::stack;
 pub use merge::{check_shards, merge, plan_fingerprint, ShardProblem};

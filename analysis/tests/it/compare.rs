@@ -372,15 +372,47 @@ fn costs_measured_on_another_cpu_are_named_in_a_sim_against_native_comparison() 
 fn diff_records_finds_changed_simulations() {
     let a = dir_with(1.0, "labhost", Mode::Sim);
     let b = dir_with(1.0, "labhost", Mode::Sim);
-    assert!(
-        locklab_analysis::store::diff_records(a.path(), b.path(), Mode::Sim)
-            .unwrap()
-            .is_empty()
-    );
+    let same = locklab_analysis::store::diff_records(a.path(), b.path(), Mode::Sim).unwrap();
+    assert!(same.differences.is_empty() && same.newly_recorded.is_empty());
     let c = dir_with(1.5, "labhost", Mode::Sim);
-    let d = locklab_analysis::store::diff_records(a.path(), c.path(), Mode::Sim).unwrap();
+    let d = locklab_analysis::store::diff_records(a.path(), c.path(), Mode::Sim)
+        .unwrap()
+        .differences;
     assert_eq!(d.len(), plan().points.len() * REPS as usize);
     assert!(d[0].contains("throughput_ops_s"), "{}", d[0]);
+}
+
+/// A field the stored run left empty and a newer build records (CPU time in
+/// simulated records since 6 December 2026) is listed as newly recorded, not as a
+/// difference; a value the stored run had and the new one lacks is a difference.
+#[test]
+fn diff_records_tells_a_field_newly_recorded_from_a_changed_one() {
+    let old = dir_of(&plan(), 1.0, "labhost", Mode::Sim, |r| {
+        r.point.cpu_ns_per_acq = f64::NAN;
+        for t in &mut r.threads {
+            t.cpu_ns = f64::NAN;
+        }
+    });
+    let new = dir_of(&plan(), 1.0, "labhost", Mode::Sim, |r| {
+        r.point.cpu_ns_per_acq = 123.0;
+        for t in &mut r.threads {
+            t.cpu_ns = 1e8;
+        }
+    });
+    let found = locklab_analysis::store::diff_records(old.path(), new.path(), Mode::Sim).unwrap();
+    assert!(found.differences.is_empty(), "{:?}", found.differences);
+    assert_eq!(
+        found
+            .newly_recorded
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        ["cpu_ns_per_acq", "threads.cpu_ns"]
+    );
+    // The other way round a value is lost: a difference.
+    let lost = locklab_analysis::store::diff_records(new.path(), old.path(), Mode::Sim).unwrap();
+    assert_eq!(lost.differences.len(), plan().points.len() * REPS as usize);
+    assert!(lost.newly_recorded.is_empty());
 }
 
 #[test]

@@ -18,7 +18,7 @@
 //!   the overshoot is not uniform (short requests), while a preemption (an error of
 //!   many reads) is not paid back by later calls;
 //! - counts a loop instead for requests too short for a deadline (below
-//!   [`WorkLoop::short_ns`]: two reads and `k`), timing one call in [`TIME_EVERY`] to
+//!   [`WorkLoop::short_ns`]: `DEADLINE_READS` reads and `k`), timing one call in [`TIME_EVERY`] to
 //!   follow the loop's speed and carrying the error the same way.
 //!
 //! [`calibrate_for`] runs on the thread that will do the work, pinned, at the start
@@ -298,6 +298,19 @@ fn spin_iters(n: u64) {
 /// each end, and (half the shortest deadline request) a counted one.
 const DEFAULT_AT: [u64; 2] = [100, 1_000];
 
+/// The largest correction a calibration sets, either way, in reads: a long spin's
+/// exit can cost more than four (1 µs needed 4.3–7 on one vCPU of a Xeon guest).
+const BESIDES_MAX: f64 = 8.0;
+
+/// The shortest request a deadline spin serves, in reads besides what a call costs
+/// outside them: its shortest call is two reads (and that), but within two reads
+/// more of it what a call takes does not follow the correction smoothly (the loop's
+/// exit, taken after one count of reads or the next, is predicted or not): on one
+/// vCPU of a Xeon guest a 50 ns request (5.4 reads) took 50.9 ns at a correction of
+/// 1.375 reads and 44.7 at 1.5, and the calibration ended 12 % long. Shorter requests
+/// are counted.
+const DEADLINE_READS: f64 = 4.0;
+
 /// The median of `samples` runs of `f`.
 fn median(samples: usize, mut f: impl FnMut() -> f64) -> f64 {
     let mut v: Vec<f64> = (0..samples).map(|_| f()).collect();
@@ -361,7 +374,7 @@ pub fn calibrate_for(requests: &[u64]) -> WorkLoop {
         let i = wl.besides.iter().position(|&(at, _)| at == ns).unwrap_or(i);
         let estimate = |wl: &WorkLoop| {
             let achieved = wl.achieved_ns(ns, 5, 200_000);
-            (wl.besides(ns) + (achieved - ns as f64) / read_ns).clamp(-4.0, 4.0)
+            (wl.besides(ns) + (achieved - ns as f64) / read_ns).clamp(-BESIDES_MAX, BESIDES_MAX)
         };
         for _ in 0..3 {
             wl.besides[i].1 = estimate(wl);
@@ -369,9 +382,9 @@ pub fn calibrate_for(requests: &[u64]) -> WorkLoop {
         wl.besides[i].1 = median(5, || estimate(wl));
     };
     // The shortest deadline length first: with it, the shortest request a deadline
-    // spin can meet (two reads and what lies outside them).
+    // spin serves (`DEADLINE_READS` reads and what lies outside them).
     calibrate_at(&mut wl, DEFAULT_AT[0]);
-    wl.short_ns = ((2.0 + wl.besides(DEFAULT_AT[0])) * read_ns).ceil() as u64;
+    wl.short_ns = ((DEADLINE_READS + wl.besides(DEFAULT_AT[0])) * read_ns).ceil() as u64;
     if wl.short_ns > DEFAULT_AT[0] {
         // Reads so dear that the first length is a counted one: start again.
         wl.points = 0;

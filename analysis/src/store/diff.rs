@@ -14,16 +14,48 @@ pub struct RecordDiff {
     /// One line per record whose values differ: a value changed, or one the first
     /// run recorded is missing from the second.
     pub differences: Vec<String>,
-    /// Fields the first run left empty (null) in some record where the second
+    /// Fields the first run left empty (null) in every record where the second
     /// recorded a value: a newer build measuring more, not a change in anything
     /// the first run stored (`threads.` for a thread row's field).
     pub newly_recorded: BTreeSet<String>,
 }
 
-/// `family`: the field's name as [`RecordDiff::newly_recorded`] lists it, before
-/// the field's own key (`""` or `"threads."`).
+/// The fields of one table as [`RecordDiff::newly_recorded`] names them, and those
+/// of them the first run recorded somewhere.
+struct Fields<'a> {
+    /// `""` or `"threads."`: before the field's own key.
+    family: &'a str,
+    recorded: &'a BTreeSet<String>,
+}
+
+/// Every field (named as [`RecordDiff::newly_recorded`] names it) that holds a
+/// value in some record of `recs`.
+fn recorded_fields(recs: &BTreeMap<RecordKey, RunRecord>) -> BTreeSet<String> {
+    let mut set = BTreeSet::new();
+    let mut add = |family: &str, v: serde_json::Value| {
+        if let serde_json::Value::Object(m) = v {
+            for (k, x) in m {
+                if !x.is_null() {
+                    set.insert(format!("{family}{k}"));
+                }
+            }
+        }
+    };
+    for r in recs.values() {
+        add("", serde_json::to_value(&r.point).unwrap_or_default());
+        for t in &r.threads {
+            add("threads.", serde_json::to_value(t).unwrap_or_default());
+        }
+        for h in &r.handoffs {
+            add("handoffs.", serde_json::to_value(h).unwrap_or_default());
+        }
+    }
+    set
+}
+
 fn field_diffs(
-    (what, family): (&str, &str),
+    what: &str,
+    fields: &Fields<'_>,
     a: &serde_json::Value,
     b: &serde_json::Value,
     out: &mut Vec<String>,
@@ -33,8 +65,9 @@ fn field_diffs(
         (serde_json::Value::Object(x), serde_json::Value::Object(y)) => {
             for (k, va) in x {
                 let vb = y.get(k).unwrap_or(&serde_json::Value::Null);
-                if va.is_null() && !vb.is_null() {
-                    newly.insert(format!("{family}{k}"));
+                let name = format!("{}{k}", fields.family);
+                if va.is_null() && !vb.is_null() && !fields.recorded.contains(&name) {
+                    newly.insert(name);
                 } else if va != vb {
                     out.push(format!("{what}{k}: {va} vs {vb}"));
                 }
@@ -47,6 +80,7 @@ fn field_diffs(
 
 fn rows_diff<T: serde::Serialize>(
     what: &str,
+    recorded: &BTreeSet<String>,
     a: &[T],
     b: &[T],
     out: &mut Vec<String>,
@@ -56,14 +90,18 @@ fn rows_diff<T: serde::Serialize>(
         out.push(format!("{what}: {} rows vs {}", a.len(), b.len()));
         return;
     }
+    let family = format!("{what}.");
+    let fields = Fields {
+        family: &family,
+        recorded,
+    };
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         let (x, y) = (
             serde_json::to_value(x).unwrap_or_default(),
             serde_json::to_value(y).unwrap_or_default(),
         );
         let before = out.len();
-        let family = format!("{what}.");
-        field_diffs((&format!("{what}[{i}]."), &family), &x, &y, out, newly);
+        field_diffs(&format!("{what}[{i}]."), &fields, &x, &y, out, newly);
         if out.len() > before {
             return; // the first differing row says enough
         }
@@ -90,6 +128,11 @@ pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<RecordDiff> {
             .collect())
     };
     let (ra, rb) = (load(a)?, load(b)?);
+    let recorded = recorded_fields(&ra);
+    let points = Fields {
+        family: "",
+        recorded: &recorded,
+    };
     let mut out = Vec::new();
     let mut newly = BTreeSet::new();
     for (k, x) in &ra {
@@ -103,9 +146,18 @@ pub fn diff_records(a: &Path, b: &Path, mode: Mode) -> Result<RecordDiff> {
             serde_json::to_value(&x.point).unwrap_or_default(),
             serde_json::to_value(&y.point).unwrap_or_default(),
         );
-        field_diffs(("", ""), &px, &py, &mut d, &mut newly);
-        rows_diff("threads", &x.threads, &y.threads, &mut d, &mut newly);
-        rows_diff("handoffs", &x.handoffs, &y.handoffs, &mut d, &mut newly);
+        field_diffs("", &points, &px, &py, &mut d, &mut newly);
+        rows_diff(
+            "threads", &recorded, &x.threads, &y.threads, &mut d, &mut newly,
+        );
+        rows_diff(
+            "handoffs",
+            &recorded,
+            &x.handoffs,
+            &y.handoffs,
+            &mut d,
+            &mut newly,
+        );
         if !d.is_empty() {
             let more = if d.len() > 4 {
                 format!(" (+{} more)", d.len() - 4)

@@ -299,7 +299,7 @@ fn spin_iters(n: u64) {
 const DEFAULT_AT: [u64; 2] = [100, 1_000];
 
 /// The largest correction a calibration sets, either way, in reads: a long spin's
-/// exit can cost more than four (1 µs needed 4.3–7 on one vCPU of a Xeon guest).
+/// exit can cost more than four (1 µs needed 4.3–5.3 on one vCPU of a Xeon guest).
 const BESIDES_MAX: f64 = 8.0;
 
 /// The shortest request a deadline spin serves, in reads besides what a call costs

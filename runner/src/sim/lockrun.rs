@@ -119,8 +119,8 @@ impl LockVisitor for Simulate<'_> {
         // holding or working), as a pinned native thread is, except while asleep in
         // the kernel. (A wake-up workload's tasks, which sleep by design, are not
         // simulated here: `sim::sched`.)
+        let window_ns = window.end_ns - window.start_ns;
         for ((st, local), env) in stats.iter_mut().zip(&locals).zip(&envs) {
-            let window_ns = window.end_ns - window.start_ns;
             st.cpu_ns = Some(window_ns.saturating_sub(env.off_cpu_ns()));
             if from_first_failure {
                 st.wait_began(env.wait_began());

@@ -254,7 +254,7 @@ pub const METRICS: &[Metric] = &[
     metric!("hold_mean_ns", "mean hold", Nanos, PT, WeightedMean, Neither, NON_NEGATIVE,
         "mean time from holding the lock to releasing it"),
     metric!("bypass_max", "worst bypass", Count, PT, Max, Lower, NON_NEGATIVE,
-        "the most acquisitions by other threads while one thread waited (from a FIFO lock's doorway), a wait still running at the end of the window counting the grants until then (`bypass_max_censored`: a lower bound); at most threads − 1 for a FIFO lock"),
+        "the most acquisitions by other threads while one thread waited (from a FIFO lock's doorway; at another lock in the single-lock workload, from the wait's first failed attempt, as the wait itself), a wait still running at the end of the window counting the grants until then (`bypass_max_censored`: a lower bound); at most threads − 1 for a FIFO lock"),
     metric!("bypass_mean", "mean bypass", Count, P, Single, Lower, NON_NEGATIVE,
         "mean acquisitions by other threads while a thread waited"),
     metric!("handoff_local_frac", "share of same-node hand-offs", Fraction, P, Single, Neither, UNIT_INTERVAL, true,

@@ -241,6 +241,19 @@ pub trait Env {
     /// `acquire_start` instead.
     #[inline(always)]
     fn waiting(&self) {}
+    /// From now on, this thread's waits are all for `lock` (the single-lock
+    /// workload's): at each acquisition's first failed attempt (`waiting`) the
+    /// executor also notes that lock's grant count, which [`Env::wait_start`] then
+    /// tells, so that the wait's bypass counts from where the wait does. The
+    /// default notes nothing.
+    #[inline(always)]
+    fn note_wait_grants_of(&self, _lock: usize) {}
+    /// Where the current acquisition's wait began, for its bypass ([`WaitStart`]).
+    /// The default (waits timed from `acquire_start`) is the arrival.
+    #[inline(always)]
+    fn wait_start(&self) -> WaitStart {
+        WaitStart::Arrival
+    }
 
     // Instrumentation: free in the simulator, and natively kept on lines of their own
     // so that it does not perturb the lock's lines. `lock` indexes the point's locks
@@ -252,6 +265,23 @@ pub trait Env {
     /// Called by the new holder once it holds `lock`: counts the grant and says how
     /// many came before it and whom the lock came from.
     fn note_grant(&self, lock: usize) -> Grant;
+}
+
+/// Where a wait began, for the bypass of a lock that is not FIFO: the grants to
+/// other threads while a thread waited count from there ([`LocalState::bypass`]; a
+/// FIFO lock counts from its doorway instead).
+///
+/// [`LocalState::bypass`]: crate::locks::LocalState::bypass
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitStart {
+    /// At the arrival (`LocalState::arrive`): the executor times the wait from the
+    /// acquisition's start, or does not note where the wait began.
+    Arrival,
+    /// The acquisition has not waited: its first attempt succeeded, or it is still
+    /// in it. Nobody overtook it while it waited.
+    NotYet,
+    /// At its first failed attempt, when its lock had had this many grants.
+    Grants(u64),
 }
 
 /// What [`Env::note_grant`] tells the new holder of a lock.

@@ -61,7 +61,7 @@ pub mod tas;
 pub mod ticket;
 pub mod ttas;
 
-use crate::env::{Env, LineAlloc};
+use crate::env::{Env, LineAlloc, WaitStart};
 use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
 use std::future::Future;
 use std::pin::Pin;
@@ -234,7 +234,9 @@ impl LocalState {
     /// call it before `acquire`; a FIFO lock calls [`Self::doorway`] right after its
     /// doorway (the ticket fetch-add, the tail swap), because FIFO order is defined from the
     /// doorway: a thread preempted between arriving and its doorway is not overtaken
-    /// by the threads that entered the queue first, it simply entered later.
+    /// by the threads that entered the queue first, it simply entered later. For the
+    /// same reason a lock that is not FIFO counts from the wait's first failed
+    /// attempt where the executor notes it ([`Self::bypass`]).
     #[inline]
     pub fn arrive<E: Env>(&mut self, env: &E, lock: usize) {
         self.mark(env, lock, false);
@@ -273,19 +275,28 @@ impl LocalState {
         });
     }
 
-    /// The grant count of `lock` remembered by the last `arrive` at it.
-    pub fn arrival(&self, lock: usize) -> u64 {
-        self.marks.get(lock).map_or(0, |m| m.arrival())
-    }
-
-    /// The bypass of a wait at `lock` cut off when the lock had `grants` grants: the
-    /// grants since the arrival, or none if the lock is FIFO and the thread had not yet
-    /// passed its doorway (it had not entered the queue: no one overtook it).
-    pub fn bypass_so_far(&self, lock: usize, grants: u64) -> u64 {
-        match self.marks.get(lock) {
-            Some(m) if m.before_doorway() => 0,
-            _ => grants.saturating_sub(self.arrival(lock)),
-        }
+    /// The bypass of this thread's wait at `lock`, granted (or cut off) when the lock
+    /// had had `grants` grants: the grants since its wait began. For a FIFO lock that
+    /// is its doorway (none if the thread has not passed it: it had not entered the
+    /// queue, no one overtook it); for another lock where the executor says the wait
+    /// began (`start`: the first failed attempt, where the wait is timed from, or the
+    /// arrival), so that a thread that lost its CPU before its first attempt failed is
+    /// not counted as overtaken meanwhile.
+    pub fn bypass(&self, lock: usize, grants: u64, start: WaitStart) -> u64 {
+        let mark = self.marks.get(lock).copied().unwrap_or_default();
+        let from = if mark.0 & Mark::FIFO != 0 {
+            if mark.before_doorway() {
+                return 0;
+            }
+            mark.arrival()
+        } else {
+            match start {
+                WaitStart::Arrival => mark.arrival(),
+                WaitStart::NotYet => return 0,
+                WaitStart::Grants(g) => g,
+            }
+        };
+        grants.saturating_sub(from)
     }
 
     pub fn tid(&self) -> usize {
@@ -348,3 +359,35 @@ impl<F: Future> Future for OutOfLine<F> {
 /// `fetch_add` of −1: `Env` words wrap (two's complement), so adding `u64::MAX`
 /// decrements.
 pub(crate) const MINUS_ONE: u64 = u64::MAX;
+
+/// The bypass rule of [`LocalState::bypass`] as both executors must keep it, for
+/// their tests: `me` and `other` are two threads' `Env`s of one point, with grants
+/// recorded, `me` not yet asked to note where its waits begin. Until it is, the wait
+/// starts at the arrival; once it is, a grant before the first failed attempt is not
+/// counted, one after is, an acquisition still in its first attempt has none, and a
+/// second failed check of the same wait moves nothing; the next acquisition starts
+/// afresh.
+#[cfg(test)]
+pub(crate) fn check_bypass_counts_from_the_first_failed_attempt<E: Env>(me: &E, other: &E) {
+    let mut local = LocalState::new(me.tid(), 1);
+    me.acquire_start();
+    assert_eq!(me.wait_start(), WaitStart::Arrival);
+    me.note_wait_grants_of(0);
+    me.acquire_start();
+    local.arrive(me, 0);
+    let before = me.grants(0);
+    other.note_grant(0);
+    assert_eq!(me.wait_start(), WaitStart::NotYet);
+    assert_eq!(local.bypass(0, me.grants(0), me.wait_start()), 0);
+    me.waiting();
+    assert_eq!(me.wait_start(), WaitStart::Grants(before + 1));
+    other.note_grant(0);
+    other.note_grant(0);
+    assert_eq!(local.bypass(0, me.grants(0), me.wait_start()), 2);
+    assert_eq!(local.bypass(0, me.grants(0), WaitStart::Arrival), 3);
+    other.note_grant(0);
+    me.waiting();
+    assert_eq!(me.wait_start(), WaitStart::Grants(before + 1));
+    me.acquire_start();
+    assert_eq!(me.wait_start(), WaitStart::NotYet);
+}

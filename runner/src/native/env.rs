@@ -4,7 +4,7 @@
 
 use super::arena::{Arena, AtomicU64, LineView};
 use super::calibrate::{WorkLoop, WorkState};
-use crate::env::{Addr, Env, Grant, Handoff, Word};
+use crate::env::{Addr, Env, Grant, Handoff, WaitStart, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::Recording;
 use std::cell::Cell;
@@ -404,6 +404,11 @@ struct ThreadState {
     /// The clock at the current acquisition's first failed attempt (for one only
     /// counted, at its `LONG_WAIT_SPINS`-th spin), where `Acquisition::WAITED`.
     wait_from: Cell<u64>,
+    /// The lock whose grant count the first failed attempt notes under `exact`
+    /// (`Env::note_wait_grants_of`; `usize::MAX`: none), and that count for the
+    /// current wait.
+    wait_lock: Cell<usize>,
+    wait_grants: Cell<u64>,
     /// Spins of the current acquisition, while it is only counted and untimed;
     /// nonzero only where `Acquisition::SPUN`.
     spins: Cell<u32>,
@@ -478,6 +483,8 @@ impl<'a> NativeEnv<'a> {
                 marks: None,
                 work: config.work.state(),
                 wait_from: Cell::new(0),
+                wait_lock: Cell::new(usize::MAX),
+                wait_grants: Cell::new(0),
                 spins: Cell::new(0),
                 last: Cell::new(0),
                 acquisition: Cell::new(Acquisition(Acquisition::TIMED)),
@@ -806,6 +813,32 @@ impl Env for NativeEnv<'_> {
         if !a.has(Acquisition::WAITED) {
             s.wait_from.set(self.read_clock());
             s.acquisition.set(a.with(Acquisition::WAITED));
+            // Under `exact`, where the wait's bypass counts from (`wait_start`): one
+            // read of the instrumentation line, by a thread that waits anyway.
+            let lock = s.wait_lock.get();
+            if self.order == GrantOrder::Recorded && lock != usize::MAX {
+                s.wait_grants.set(self.grants(lock));
+            }
+        }
+    }
+
+    #[inline]
+    fn note_wait_grants_of(&self, lock: usize) {
+        self.state.wait_lock.set(lock);
+    }
+
+    /// Read on the recorded path only. A wait is known to have begun only where
+    /// grants are counted (`exact`, several threads); elsewhere bypass is not
+    /// measured and the arrival serves.
+    #[inline(always)]
+    fn wait_start(&self) -> WaitStart {
+        let s = &*self.state;
+        if self.order != GrantOrder::Recorded || s.wait_lock.get() == usize::MAX {
+            WaitStart::Arrival
+        } else if s.acquisition.get().has(Acquisition::WAITED) {
+            WaitStart::Grants(s.wait_grants.get())
+        } else {
+            WaitStart::NotYet
         }
     }
 

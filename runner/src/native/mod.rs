@@ -637,19 +637,37 @@ mod tests {
         assert_eq!(env.grants(0), 0);
     }
 
+    /// A test thread's configuration: a clock of one tick per read, one acquisition
+    /// in 64 timed, `recording` as given.
+    fn ticking(recording: Recording) -> EnvConfig {
+        EnvConfig {
+            clock: Clock::Ticks(1),
+            seed: 3,
+            spin: Spin::Pure,
+            work: WorkLoop::uncalibrated(),
+            time_every: 64,
+            recording,
+        }
+    }
+
+    /// Under `exact` the first failed attempt of a single-lock wait notes its lock's
+    /// grant count, and the bypass counts from there (as the wait does): grants
+    /// before it (the thread on its way in) are not counted, an acquisition that
+    /// never waited has none. Without the note (the other workloads), the arrival.
+    #[test]
+    fn an_exact_wait_notes_where_it_began_for_its_bypass() {
+        let arena = Arena::new(2, 1);
+        let config = ticking(Recording::Exact);
+        let me = NativeEnv::new(&arena, 0, 2, 0, config);
+        let other = NativeEnv::new(&arena, 1, 2, 0, config);
+        crate::locks::check_bypass_counts_from_the_first_failed_attempt(&me, &other);
+    }
+
     #[test]
     fn only_a_lone_or_sampled_thread_records_just_its_timed_acquisitions() {
         let arena = Arena::new(1, 1);
         let recorded = |recording, nthreads| {
-            let config = EnvConfig {
-                clock: Clock::Ticks(1),
-                seed: 3,
-                spin: Spin::Pure,
-                work: WorkLoop::uncalibrated(),
-                time_every: 64,
-                recording,
-            };
-            let env = NativeEnv::new(&arena, 0, nthreads, 0, config);
+            let env = NativeEnv::new(&arena, 0, nthreads, 0, ticking(recording));
             (0..64_000)
                 .filter(|_| {
                     env.acquire_start();

@@ -20,7 +20,7 @@
 //! the re-poll of its future.
 
 use super::coherence::{Early, Fabric, Kind, Memory, TraceEvent, NONE};
-use crate::env::{Addr, Env, Grant, Handoff, Holder, Word};
+use crate::env::{Addr, Env, Grant, Handoff, Holder, WaitStart, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::{Costs, WHOLE_PPM};
 use locklab_model::topology::{CpuMap, ThreadSlot};
@@ -766,6 +766,8 @@ impl Machine {
             node: self.nodes[tid],
             rng: Cell::new(SplitMix64::new(self.seeds[tid])),
             wait_from: Cell::new(None),
+            wait_lock: Cell::new(None),
+            wait_grants: Cell::new(0),
             off_since: Cell::new(None),
             off_ns: Cell::new(0),
         }
@@ -908,6 +910,10 @@ pub struct SimEnv<'m> {
     /// When the current acquisition's first attempt failed (`Env::waiting`), if it
     /// did: its wait runs from there, as natively.
     wait_from: Cell<Option<u64>>,
+    /// The lock whose grant count a first failed attempt notes
+    /// (`Env::note_wait_grants_of`), and that count for the current wait.
+    wait_lock: Cell<Option<usize>>,
+    wait_grants: Cell<u64>,
     /// Since when this thread is off its CPU, asleep in the kernel (`Env::off_cpu`),
     /// if it is.
     off_since: Cell<Option<u64>>,
@@ -1043,10 +1049,25 @@ impl Env for SimEnv<'_> {
         if self.wait_from.get().is_none() {
             let now = self.now();
             self.wait_from.set(Some(now));
+            if let Some(lock) = self.wait_lock.get() {
+                self.wait_grants.set(self.grants(lock));
+            }
             if self.m.tracing.get() {
                 let mut core = self.m.core.borrow_mut();
                 core.mem.mark(self.tid, now, "waits", None);
             }
+        }
+    }
+    #[inline]
+    fn note_wait_grants_of(&self, lock: usize) {
+        self.wait_lock.set(Some(lock));
+    }
+    #[inline]
+    fn wait_start(&self) -> WaitStart {
+        match (self.wait_lock.get(), self.wait_from.get()) {
+            (None, _) => WaitStart::Arrival,
+            (Some(_), None) => WaitStart::NotYet,
+            (Some(_), Some(_)) => WaitStart::Grants(self.wait_grants.get()),
         }
     }
     #[inline]

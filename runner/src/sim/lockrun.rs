@@ -110,10 +110,11 @@ impl LockVisitor for Simulate<'_> {
             machine.run_from(&mut futs, &starts, window.end_ns)
         };
         // The run stops at the end of the window: a thread still waiting then has its
-        // wait cut off there, bypassed by every grant of its lock since its arrival (for a
-        // FIFO lock, its doorway: none if it had not passed it yet). The single-lock
-        // workload times a wait from its first failed attempt, as natively
-        // (`Env::acquire_granted`): one still in its first attempt has not waited.
+        // wait cut off there, bypassed by every grant of its lock since its wait began
+        // (for a FIFO lock, its doorway: none if it had not passed it yet). The
+        // single-lock workload times a wait, and counts its bypass, from its first
+        // failed attempt, as natively (`Env::acquire_granted`, `Env::wait_start`): one
+        // still in its first attempt has not waited.
         let from_first_failure = matches!(point.workload, Workload::SingleLock { .. });
         // A lock workload's thread is on its CPU for the whole window (spinning,
         // holding or working), as a pinned native thread is, except while asleep in
@@ -126,7 +127,7 @@ impl LockVisitor for Simulate<'_> {
                 st.wait_began(env.wait_began());
             }
             if let Some(w) = st.waiting() {
-                st.censor(local.bypass_so_far(w.lock, env.grants(w.lock)));
+                st.censor(local.bypass(w.lock, env.grants(w.lock), env.wait_start()));
             }
         }
         // Threads still running at the end have counted their operations in `stats`

@@ -1294,6 +1294,7 @@ fn an_rmw_after_a_buffered_store_executes_after_its_commit() {
 /// at a FIFO lock, since its doorway: none before it (it had not entered the queue).
 #[test]
 fn a_fifo_waiter_cut_off_before_its_doorway_has_no_bypass() {
+    use crate::env::WaitStart::Arrival;
     use crate::locks::LocalState;
     let m = spec(1, 2, 1, 10, 50, 190);
     let sl = slots(&m, PlacementKind::Scatter, 2);
@@ -1303,16 +1304,30 @@ fn a_fifo_waiter_cut_off_before_its_doorway_has_no_bypass() {
     // A lock with no doorway seen yet: every grant since the arrival.
     local.arrive(&me, 0);
     other.note_grant(0);
-    assert_eq!(local.bypass_so_far(0, me.grants(0)), 1);
+    assert_eq!(local.bypass(0, me.grants(0), Arrival), 1);
     // Past a FIFO lock's doorway: the grants since the doorway.
     local.doorway(&me, 0);
     other.note_grant(0);
     other.note_grant(0);
-    assert_eq!(local.bypass_so_far(0, me.grants(0)), 2);
+    assert_eq!(local.bypass(0, me.grants(0), Arrival), 2);
     // The next wait at that lock, cut off before its doorway: none.
     local.arrive(&me, 0);
     other.note_grant(0);
-    assert_eq!(local.bypass_so_far(0, me.grants(0)), 0);
+    assert_eq!(local.bypass(0, me.grants(0), Arrival), 0);
+}
+
+/// At a lock that is not FIFO, where the executor notes where a wait began
+/// (`Env::note_wait_grants_of`: the single-lock workload), the bypass counts the
+/// grants from the first failed attempt, where the wait is timed from: a grant
+/// between the arrival and that attempt (natively, while the thread had lost its CPU
+/// on its way in) overtook no waiter, and an acquisition that never waited was
+/// overtaken by nobody. Without the note, from the arrival, as before.
+#[test]
+fn a_waiter_is_bypassed_from_its_first_failed_attempt_on() {
+    let m = spec(1, 2, 1, 10, 50, 190);
+    let sl = slots(&m, PlacementKind::Scatter, 2);
+    let mach = machine(&m, &sl, 1, 1);
+    crate::locks::check_bypass_counts_from_the_first_failed_attempt(&mach.env(0), &mach.env(1));
 }
 
 /// The topology's `overhead` adds its time to every operation of the workload loop,

@@ -32,7 +32,7 @@
 
 use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
-use crate::env::Env;
+use crate::env::{Env, WaitStart};
 use crate::locks::{LocalState, Lock};
 use crate::stats::Waiting;
 use locklab_model::plan::{Dist, DoubleLockPolicy};
@@ -138,10 +138,10 @@ impl Params<'_> {
                 stats.wait(Waiting::new(0, other, t0));
                 let retaken =
                     double_lock_balance(self.policy, locks.all(), env, local, own, other).await;
-                let arrival = local.arrival(other);
                 let t1 = env.now();
                 let grant = env.note_grant(other);
-                let bypass = grant.before.saturating_sub(arrival);
+                // Timed from the pass's start: bypass from the arrival.
+                let bypass = local.bypass(other, grant.before, WaitStart::Arrival);
                 stats.granted(t1, bypass);
                 if retaken {
                     env.note_grant(own);

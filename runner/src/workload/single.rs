@@ -35,6 +35,7 @@ impl Params<'_> {
             };
         }
         let marks = marks_holder(locks, t.stats);
+        t.env.note_wait_grants_of(0);
         let (mut ops, mut counted) = (0, Counted::default());
         while operation!(self, locks, t, ops, counted, marks, awaited) {}
         counted.flush(t.stats, &mut ops);
@@ -165,6 +166,7 @@ fn driven_loop<E: Env, L: Lock>(
         };
     }
     let marks = marks_holder(locks, t.stats);
+    t.env.note_wait_grants_of(0);
     let (mut ops, mut counted) = (0, Counted::default());
     while operation!(p, locks, t, ops, counted, marks, driven) {}
     counted.flush(t.stats, &mut ops);
@@ -291,7 +293,7 @@ macro_rules! operation {
             $run!(lock.acquire(env, local));
             let (t1, wait) = env.acquire_granted(t0);
             let grant = env.note_grant(0);
-            let bypass = grant.before.saturating_sub(local.arrival(0));
+            let bypass = local.bypass(0, grant.before, env.wait_start());
             $t.stats.granted_after(t1, wait, bypass);
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));

@@ -153,8 +153,8 @@ impl ClassStats {
 pub struct Waiting {
     /// The wait class it will be recorded in.
     pub class: usize,
-    /// The lock it waits for (whose grants since the thread's arrival are its
-    /// bypass).
+    /// The lock it waits for (whose grants since the wait began, `LocalState::
+    /// bypass`, are its bypass).
     pub lock: usize,
     /// When this wait began.
     pub since_ns: u64,
@@ -296,7 +296,7 @@ impl ThreadStats {
     }
 
     /// The wait in progress ended: the thread holds the lock since `granted_ns`, after
-    /// `bypass` grants to others since its arrival. A wait that ended at or after the
+    /// `bypass` grants to others since its wait began. A wait that ended at or after the
     /// end of the window was still running then, and is recorded as cut off there
     /// (the native executor's threads finish their last wait after the window),
     /// unless `record_acquire` records its operation (granted first in the window).
@@ -324,8 +324,9 @@ impl ThreadStats {
     }
 
     /// Record the wait in progress as cut off by the end of the window: its length up
-    /// to the end (a lower bound) and `bypass`, the grants to others from the thread's
-    /// arrival (its doorway, for FIFO locks) to the end, or to its grant just after.
+    /// to the end (a lower bound) and `bypass`, the grants to others from where its wait
+    /// began (`LocalState::bypass`: its doorway, for FIFO locks) to the end, or to its
+    /// grant just after.
     /// Called by the simulator for each thread still waiting when the run stops.
     pub fn censor(&mut self, bypass: u64) {
         let Some(w) = self.waiting.take() else {

@@ -582,6 +582,17 @@ impl<'a> NativeEnv<'a> {
         self.relax();
     }
 
+    /// Under `exact`, where the current wait's bypass counts from (`wait_start`):
+    /// the grant count of the workload's lock, one read of its instrumentation line
+    /// by a thread that waits anyway (it read nothing on its way in: `LocalState::
+    /// enter`).
+    #[cold]
+    #[inline(never)]
+    fn note_wait_grants(&self) {
+        let s = &*self.state;
+        s.wait_grants.set(self.grants(s.wait_lock.get()));
+    }
+
     /// One more spin of a waiting acquisition: a recorded one is timed from its first
     /// (the first failed attempt); one only counted under `recording = sampled` reads
     /// the clock only once it has spun [`LONG_WAIT_SPINS`] times, so that a short
@@ -813,11 +824,8 @@ impl Env for NativeEnv<'_> {
         if !a.has(Acquisition::WAITED) {
             s.wait_from.set(self.read_clock());
             s.acquisition.set(a.with(Acquisition::WAITED));
-            // Under `exact`, where the wait's bypass counts from (`wait_start`): one
-            // read of the instrumentation line, by a thread that waits anyway.
-            let lock = s.wait_lock.get();
-            if self.order == GrantOrder::Recorded && lock != usize::MAX {
-                s.wait_grants.set(self.grants(lock));
+            if self.order == GrantOrder::Recorded && s.wait_lock.get() != usize::MAX {
+                self.note_wait_grants();
             }
         }
     }

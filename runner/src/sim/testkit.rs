@@ -170,7 +170,9 @@ pub struct Loop {
 
 /// One thread of a single hot lock: acquire, increment the data lines (their misses
 /// started together, as `Locks::touch` does), work `cs`, release, work `outside`;
-/// records into `stats` like the real workload.
+/// records into `stats` as a workload that times each wait from its start would: the
+/// wait and the bypass from the arrival (the single-lock workload times both from
+/// the first failed attempt).
 pub async fn single_loop<E: Env>(e: &E, l: Loop, stats: &mut ThreadStats, obs: &Obs) {
     while e.now() < l.end {
         let t0 = e.now();

@@ -1330,6 +1330,33 @@ fn a_waiter_is_bypassed_from_its_first_failed_attempt_on() {
     crate::locks::check_bypass_counts_from_the_first_failed_attempt(&mach.env(0), &mach.env(1));
 }
 
+/// The rule above as the single-lock workload keeps it: two threads on TAS, 200 ns
+/// inside and 50 ns outside (the quickstart's `hot`), one socket 40 ns across with
+/// the laptop's default jitter and `pause` and no request flight. The waiting
+/// thread's retry always lands before the releaser is back, so nobody is overtaken
+/// once waiting; the only grants while a thread was on its way in are the
+/// releaser's, while the other's first swap is in flight, and they no longer count
+/// (counted from the arrival they made 1, as many as a ticket lock's).
+#[test]
+fn a_grant_during_a_first_attempt_is_no_bypass() {
+    use super::run_point;
+    use locklab_model::plan::{Dist, LockAlgo, Workload};
+    let mut m = spec(1, 2, 1, 10, 40, 190);
+    m.costs.jitter_ppm = 100_000;
+    m.costs.pause_ns = 20;
+    let mut point = super::bench::lock2_point(LockAlgo::Tas, 2, 42);
+    point.workload = Workload::SingleLock {
+        critical: Dist::Fixed { ns: 200 },
+        outside: Dist::Fixed { ns: 50 },
+        lines: 2,
+    };
+    let plan = plan_of(&m, vec![point]);
+    let r = run_point(&plan, &plan.points[0], 0, 2_000_000, 200_000);
+    assert!(r.point.acquisitions > 1_000, "{}", r.point.acquisitions);
+    assert_eq!(r.point.reacquisitions, Some(0));
+    assert_eq!(r.point.bypass_max, 0.0);
+}
+
 /// The topology's `overhead` adds its time to every operation of the workload loop,
 /// once: one uncontended TAS thread's period grows by exactly that much.
 #[test]

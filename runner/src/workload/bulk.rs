@@ -19,7 +19,7 @@
 
 use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
-use crate::env::{Env, WaitStart};
+use crate::env::Env;
 use crate::locks::Lock;
 use crate::stats::Waiting;
 use locklab_model::plan::{BreakPolicy, BulkClass, Dist};
@@ -123,7 +123,7 @@ impl Params<'_> {
             let t1 = env.now();
             let grant = env.note_grant(0);
             // Timed from the request's start: bypass from the arrival.
-            let bypass = local.bypass(0, grant.before, WaitStart::Arrival);
+            let bypass = local.bypass_since_arrival(0, grant.before);
             stats.granted(t1, bypass);
             let mut wait = t1 - t0;
             let mut hold = 0;
@@ -152,7 +152,7 @@ impl Params<'_> {
                         lock.acquire(env, local).await;
                         let tb = env.now();
                         let retake = env.note_grant(0);
-                        stats.granted(tb, local.bypass(0, retake.before, WaitStart::Arrival));
+                        stats.granted(tb, local.bypass_since_arrival(0, retake.before));
                         wait += tb - ta;
                         held_since = tb;
                     }

@@ -32,7 +32,7 @@
 
 use super::dist::sample_env;
 use super::{Locks, Shape, Thread};
-use crate::env::{Env, WaitStart};
+use crate::env::Env;
 use crate::locks::{LocalState, Lock};
 use crate::stats::Waiting;
 use locklab_model::plan::{Dist, DoubleLockPolicy};
@@ -141,7 +141,7 @@ impl Params<'_> {
                 let t1 = env.now();
                 let grant = env.note_grant(other);
                 // Timed from the pass's start: bypass from the arrival.
-                let bypass = local.bypass(other, grant.before, WaitStart::Arrival);
+                let bypass = local.bypass_since_arrival(other, grant.before);
                 stats.granted(t1, bypass);
                 if retaken {
                     env.note_grant(own);

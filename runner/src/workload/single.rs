@@ -288,7 +288,7 @@ macro_rules! operation {
         } else {
             $counted.flush($t.stats, &mut $ops);
             let local = &mut *$t.local;
-            local.arrive(env, 0);
+            local.enter(0);
             $t.stats.wait(Waiting::new(0, 0, t0));
             $run!(lock.acquire(env, local));
             let (t1, wait) = env.acquire_granted(t0);

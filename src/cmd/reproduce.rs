@@ -51,7 +51,8 @@ pub fn run(
             Err(_) => eprintln!("note: {} is not here; re-running the stored plan", src.path),
         }
     }
-    if old.git_commit.as_deref() != Some(env!("LOCKLAB_GIT_COMMIT")) {
+    let same_build = old.git_commit.as_deref() == Some(env!("LOCKLAB_GIT_COMMIT"));
+    if !same_build {
         eprintln!(
             "note: stored run was made by locklab {} ({}); this is {} ({})",
             old.locklab_version,
@@ -113,10 +114,14 @@ pub fn run(
             println!("simulation: identical records");
         } else {
             ok = false;
-            println!(
-                "simulation: {} differences (the simulator must be deterministic):",
-                diffs.len()
-            );
+            // One build must give identical records; another build may simulate or
+            // measure differently (its model changed), and says so above.
+            let why = if same_build {
+                "the simulator must be deterministic"
+            } else {
+                "another build: its model or metrics may differ; one build must give identical records"
+            };
+            println!("simulation: {} differences ({why}):", diffs.len());
             for d in diffs.iter().take(20) {
                 println!("  {d}");
             }

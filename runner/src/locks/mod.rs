@@ -230,8 +230,9 @@ impl LocalState {
         }
     }
 
-    /// Marks this thread's arrival at `lock`: remembers its grant count. Workloads
-    /// call it before `acquire`; a FIFO lock calls [`Self::doorway`] right after its
+    /// Marks this thread's arrival at `lock`: remembers its grant count. The
+    /// `double` and `bulk` workloads call it before `acquire` (the single-lock one
+    /// calls [`Self::enter`]); a FIFO lock calls [`Self::doorway`] right after its
     /// doorway (the ticket fetch-add, the tail swap), because FIFO order is defined from the
     /// doorway: a thread preempted between arriving and its doorway is not overtaken
     /// by the threads that entered the queue first, it simply entered later. For the

@@ -598,7 +598,12 @@ pub struct LockSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "algo", rename_all = "snake_case")]
 pub enum LockAlgo {
-    Tas,
+    /// Test-and-set: a swap per attempt. `relax` is what a waiter does between two
+    /// failed swaps.
+    Tas {
+        #[serde(default, skip_serializing_if = "Relax::is_pause")]
+        relax: Relax,
+    },
     /// Linux's x86 spinlock before ticket locks: `lock decb`, then a read-only spin.
     Decb,
     Ttas {
@@ -630,9 +635,14 @@ pub enum LockAlgo {
 }
 
 impl LockAlgo {
+    /// TAS with its defaults (a `pause` between failed swaps).
+    pub const TAS: LockAlgo = LockAlgo::Tas {
+        relax: Relax::Pause,
+    };
+
     pub fn kind_name(&self) -> &'static str {
         match self {
-            LockAlgo::Tas => "tas",
+            LockAlgo::Tas { .. } => "tas",
             LockAlgo::Decb => "decb",
             LockAlgo::Ttas { .. } => "ttas",
             LockAlgo::Ticket => "ticket",
@@ -644,6 +654,25 @@ impl LockAlgo {
             LockAlgo::ParkingLot => "parking_lot",
             LockAlgo::Pthread => "pthread",
         }
+    }
+}
+
+/// What a spinning waiter does between two failed attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relax {
+    /// One `cpu_relax()`: x86's `pause`, which delays the next attempt and lets a
+    /// sibling hyperthread run.
+    #[default]
+    Pause,
+    /// Nothing: the next attempt at once (a bare swap loop, as lockhammer's
+    /// `swap_mutex`).
+    None,
+}
+
+impl Relax {
+    pub fn is_pause(&self) -> bool {
+        *self == Relax::Pause
     }
 }
 

@@ -431,9 +431,9 @@ fn measure_pass(
             .map(|cpu| loop_rounds(cpu, &algo, outside))
             .unwrap_or_default()
     };
-    let mut tas_loop = loops(LockAlgo::Tas, 0);
+    let mut tas_loop = loops(LockAlgo::TAS, 0);
     let mut pthread_loop = loops(LockAlgo::Pthread, 0);
-    let mut tas_work_loop = loops(LockAlgo::Tas, WORK_PROBE_NS);
+    let mut tas_work_loop = loops(LockAlgo::TAS, WORK_PROBE_NS);
     let mut by_level: BTreeMap<Distance, PairCosts> = BTreeMap::new();
     for i in 0..map.len() {
         for j in (i + 1)..map.len() {
@@ -459,9 +459,9 @@ fn measure_pass(
     let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
-    tas_loop.extend(loops(LockAlgo::Tas, 0));
+    tas_loop.extend(loops(LockAlgo::TAS, 0));
     pthread_loop.extend(loops(LockAlgo::Pthread, 0));
-    tas_work_loop.extend(loops(LockAlgo::Tas, WORK_PROBE_NS));
+    tas_work_loop.extend(loops(LockAlgo::TAS, WORK_PROBE_NS));
     Pass {
         tas_loop,
         pthread_loop,

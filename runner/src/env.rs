@@ -187,6 +187,11 @@ pub trait Env {
     }
     /// One `cpu_relax()` (pause) for backoff loops.
     fn pause(&self) -> impl Future<Output = ()>;
+    /// A failed attempt to be retried at once, with no pause (a bare swap loop):
+    /// what `pause` does for the wait (timed from the first failed attempt, counted
+    /// as a spin, a turn given up where the run yields to oversubscribed threads),
+    /// without the pause itself.
+    fn retry(&self) -> impl Future<Output = ()>;
     /// What the kernel's futex costs on this machine, for the simulated OS mutexes
     /// (the topology's `futex`). Natively they are the real mutexes and never ask.
     fn futex(&self) -> locklab_model::plan::Futex {

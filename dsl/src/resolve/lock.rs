@@ -10,7 +10,7 @@
 use super::{Ctx, Env};
 use crate::diag::{did_you_mean, Span};
 use crate::syntax::{Entry, Step, Val, ValKind};
-use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo, LockSpec};
+use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo, LockSpec, Relax};
 
 /// The type of a lock parameter, which says how its value is read and checked.
 #[derive(Debug, Clone, Copy)]
@@ -107,8 +107,21 @@ const NO_PARAMS: &[Param] = &[];
 pub const ALGORITHMS: &[Algorithm] = &[
     Algorithm {
         name: "tas",
-        params: NO_PARAMS,
-        build: |_| Some(LockAlgo::Tas),
+        params: &[Param {
+            name: "relax",
+            what: "`relax` value",
+            ty: ParamType::Choice(&["pause", "none"]),
+            default: Some(Arg::Choice("pause")),
+        }],
+        build: |a| {
+            Some(LockAlgo::Tas {
+                relax: match a.choice("relax")? {
+                    "pause" => Relax::Pause,
+                    "none" => Relax::None,
+                    _ => return None,
+                },
+            })
+        },
     },
     Algorithm {
         name: "decb",

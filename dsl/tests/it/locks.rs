@@ -63,3 +63,36 @@ fn a_default_qspinlock_serializes_as_before_the_parameter() {
     let back: LockAlgo = serde_json::from_str(r#"{"algo":"qspinlock"}"#).unwrap();
     assert_eq!(back, stock);
 }
+
+#[test]
+fn tas_pauses_between_failed_swaps_unless_told_to_relax_with_nothing() {
+    use locklab_model::plan::Relax;
+    assert_eq!(algo_of("tas").unwrap(), LockAlgo::TAS);
+    assert_eq!(
+        algo_of("tas { relax = pause }").unwrap(),
+        LockAlgo::Tas {
+            relax: Relax::Pause
+        }
+    );
+    assert_eq!(
+        algo_of("tas { relax = none }").unwrap(),
+        LockAlgo::Tas { relax: Relax::None }
+    );
+    let e = algo_of("tas { relax = yield }").unwrap_err();
+    assert!(
+        e.contains("relax") && e.contains("pause") && e.contains("none"),
+        "the choices are named: {e}"
+    );
+    // A default TAS serializes as TAS always did: plans made before the parameter
+    // existed keep their hashes.
+    assert_eq!(
+        serde_json::to_string(&LockAlgo::TAS).unwrap(),
+        r#"{"algo":"tas"}"#
+    );
+    let back: LockAlgo = serde_json::from_str(r#"{"algo":"tas"}"#).unwrap();
+    assert_eq!(back, LockAlgo::TAS);
+    assert_eq!(
+        serde_json::to_string(&LockAlgo::Tas { relax: Relax::None }).unwrap(),
+        r#"{"algo":"tas","relax":"none"}"#
+    );
+}

@@ -62,7 +62,7 @@ pub mod ticket;
 pub mod ttas;
 
 use crate::env::{Env, LineAlloc, WaitStart};
-use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo};
+use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo, Relax};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -118,7 +118,7 @@ pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
     use os::{OsKind, OsLock};
     use qspinlock::{Qspinlock, Stock};
     match algo {
-        LockAlgo::Tas => v.visit(tas::Tas::new),
+        LockAlgo::Tas { relax } => v.visit(|a, s| tas::Tas::new(a, s, *relax)),
         LockAlgo::Decb => v.visit(decb::Decb::new),
         LockAlgo::Ttas { backoff } => v.visit(|a, s| ttas::Ttas::new(a, s, backoff.clone())),
         LockAlgo::Ticket => v.visit(ticket::Ticket::new),
@@ -139,7 +139,8 @@ pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
 /// from this list.
 pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
     vec![
-        ("tas", LockAlgo::Tas),
+        ("tas", LockAlgo::TAS),
+        ("tas (relax none)", LockAlgo::Tas { relax: Relax::None }),
         ("ttas", LockAlgo::Ttas { backoff: None }),
         (
             "ttas+backoff",

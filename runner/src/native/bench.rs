@@ -378,7 +378,7 @@ pub fn report(iters: u64) -> String {
     // (name, the hand-written lock: ns per acquire + release of `iters`, the Env one)
     type Pair = (&'static str, fn(u64) -> f64, LockAlgo);
     let pairs: [Pair; 4] = [
-        ("tas", plain::tas, LockAlgo::Tas),
+        ("tas", plain::tas, LockAlgo::TAS),
         ("ticket", plain::ticket, LockAlgo::Ticket),
         ("mcs", plain::mcs, LockAlgo::Mcs),
         ("clh", plain::clh, LockAlgo::Clh),

@@ -582,6 +582,13 @@ impl<'a> NativeEnv<'a> {
         self.relax();
     }
 
+    /// `Env::retry`, out of line as `backoff`: a spin without the pause.
+    #[inline(never)]
+    fn retried(&self) {
+        self.spun();
+        self.spin_turn();
+    }
+
     /// Under `exact`, where the current wait's bypass counts from (`wait_start`):
     /// the grant count of the workload's lock, one read of its instrumentation line
     /// by a thread that waits anyway (it read nothing on its way in: `LocalState::
@@ -616,14 +623,21 @@ impl<'a> NativeEnv<'a> {
 
     #[inline(always)]
     fn relax(&self) {
+        #[cfg(not(loom))]
+        std::hint::spin_loop();
+        self.spin_turn();
+    }
+
+    /// The end of one spin, pause or not: under loom a yield (its spin loops must let
+    /// the other threads run), natively a turn given up every so many spins where the
+    /// run oversubscribes its CPUs (`Spin::YieldAfter`).
+    #[inline(always)]
+    fn spin_turn(&self) {
         #[cfg(loom)]
         loom::thread::yield_now();
         #[cfg(not(loom))]
-        {
-            std::hint::spin_loop();
-            if let Spin::YieldAfter(n) = self.spin {
-                count_pause(&self.state.pauses, n);
-            }
+        if let Spin::YieldAfter(n) = self.spin {
+            count_pause(&self.state.pauses, n);
         }
     }
 }
@@ -950,6 +964,12 @@ impl Env for NativeEnv<'_> {
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
         self.backoff();
+        Done(())
+    }
+
+    #[inline]
+    fn retry(&self) -> impl Future<Output = ()> {
+        self.retried();
         Done(())
     }
 

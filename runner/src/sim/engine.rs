@@ -1202,6 +1202,13 @@ impl Env for SimEnv<'_> {
         };
         self.op(Op::Delay(ns))
     }
+    /// As `pause`, without its delay: the next attempt goes out at once.
+    fn retry(&self) -> impl Future<Output = ()> {
+        self.waiting();
+        // A spin all the same: its exit is mispredicted.
+        self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
+        std::future::ready(())
+    }
     fn grants(&self, lock: usize) -> u64 {
         self.m
             .instr

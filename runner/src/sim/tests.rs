@@ -1344,7 +1344,7 @@ fn a_grant_during_a_first_attempt_is_no_bypass() {
     let mut m = spec(1, 2, 1, 10, 40, 190);
     m.costs.jitter_ppm = 100_000;
     m.costs.pause_ns = 20;
-    let mut point = super::bench::lock2_point(LockAlgo::Tas, 2, 42);
+    let mut point = super::bench::lock2_point(LockAlgo::TAS, 2, 42);
     point.workload = Workload::SingleLock {
         critical: Dist::Fixed { ns: 200 },
         outside: Dist::Fixed { ns: 50 },
@@ -1366,7 +1366,7 @@ fn the_overhead_is_paid_once_per_operation() {
     let period = |overhead_ns| {
         let mut m = spec(1, 2, 1, 10, 50, 190);
         m.costs.overhead_ns = overhead_ns;
-        let plan = plan_of(&m, vec![super::bench::lock2_point(LockAlgo::Tas, 1, 1)]);
+        let plan = plan_of(&m, vec![super::bench::lock2_point(LockAlgo::TAS, 1, 1)]);
         let window = 1_000_000;
         let r = run_point(&plan, &plan.points[0], 0, window, 10_000);
         window as f64 / r.point.acquisitions as f64
@@ -1400,6 +1400,31 @@ fn a_pause_costs_the_topologys_pause() {
     };
     assert_eq!(elapsed(locklab_model::plan::DEFAULT_PAUSE_NS), 200);
     assert_eq!(elapsed(43), 430);
+}
+
+/// A retry (a bare swap loop's, between two failed attempts) costs no time, and starts the acquisition's wait as a pause does: waited from the first
+/// retry, not from the start.
+#[test]
+fn a_retry_costs_nothing_and_starts_the_wait() {
+    let m = spec(1, 2, 1, 10, 50, 190);
+    let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), 1, 1);
+    let env = mach.env(0);
+    let seen = Cell::new((0, 0));
+    run_all(
+        &mach,
+        vec![Box::pin(async {
+            let start = env.acquire_start();
+            env.work(100).await;
+            for _ in 0..10 {
+                env.retry().await;
+            }
+            let retried = env.now();
+            env.work(40).await;
+            let (_, wait) = env.acquire_granted(start);
+            seen.set((retried, wait));
+        })],
+    );
+    assert_eq!(seen.get(), (100, 40));
 }
 
 /// Futex costs for the OS mutex scenarios: a 300 ns wait call, a 100 ns wake with no

@@ -260,6 +260,7 @@ mod tests {
                     nthreads: 2,
                     asks_contended: false,
                 },
+                locklab_model::plan::Relax::Pause,
             )
         });
         assert!(cpu0 < cpu1, "tas: cpu0 {cpu0} cpu1 {cpu1}");

@@ -86,7 +86,7 @@ fn box8_point(algo: LockAlgo, threads: u32, outside: u64) -> RunRecord {
 #[test]
 fn a_simulated_wait_runs_from_the_first_failed_attempt_as_a_native_one() {
     for algo in [
-        LockAlgo::Tas,
+        LockAlgo::TAS,
         LockAlgo::Ticket,
         LockAlgo::Mcs,
         LockAlgo::Pthread,

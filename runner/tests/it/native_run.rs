@@ -79,7 +79,7 @@ fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
     // `recording = sampled`: nothing shared is written per grant; the counts are
     // whole, the waits a sample, and what needs the grant order is not measured.
     let n = map().len().min(2) as u32;
-    for algo in [LockAlgo::Tas, LockAlgo::Ticket, LockAlgo::Mcs] {
+    for algo in [LockAlgo::TAS, LockAlgo::Ticket, LockAlgo::Mcs] {
         let r = run_sampled(&point(algo.clone(), single(0, 0, 0), n, None));
         progressed_or_lost_cpu(&r, "sampled");
         let pt = &r.point;
@@ -142,7 +142,7 @@ fn sampled_recording_counts_reacquisitions_by_the_holders_mark() {
     // are counted without the grant order, per thread and in total. A run's only
     // thread re-acquires every time (its warm-up came first).
     let n = map().len().min(2) as u32;
-    for algo in [LockAlgo::Tas, LockAlgo::Ticket] {
+    for algo in [LockAlgo::TAS, LockAlgo::Ticket] {
         let r = run_sampled(&point(algo.clone(), single(0, 0, 1), n, None));
         progressed_or_lost_cpu(&r, "sampled, marked");
         let pt = &r.point;
@@ -235,7 +235,7 @@ fn the_wakeup_workload_runs_as_a_calibration_natively() {
             smt_corun_factor: 1.0,
         },
     });
-    let p = point(LockAlgo::Tas, w, 1, None);
+    let p = point(LockAlgo::TAS, w, 1, None);
     let r = run_point(&plan(vec![p.clone()]), &p, 0, D, W, &test_opts());
     // Two threads ping-pong a wake-up whatever the point's thread count (see
     // `native_wakeup` for the pinned run); one CPU: skipped with the reason.
@@ -347,7 +347,7 @@ fn double_and_bulk_points_record_their_classes_and_virtual_nodes() {
     }
 
     let b = point(
-        LockAlgo::Tas,
+        LockAlgo::TAS,
         Workload::Bulk {
             policy: BreakPolicy::WhenContended,
             mix: vec![
@@ -457,7 +457,7 @@ fn a_counted_acquisition_blocked_across_the_window_end_is_cut_off_not_counted() 
     let shape = workload::shape(&w, 2);
     let mut alloc = LineAlloc::new();
     let locks = Locks::build(&shape, 2, &mut alloc, |a, s: Site| blocked::Spy {
-        inner: Tas::new(a, s),
+        inner: Tas::new(a, s, Relax::Pause),
         base,
         end_ns: window.end_ns,
         in_window: in_window.clone(),

@@ -172,6 +172,8 @@ impl Env for StepEnv<'_> {
     async fn pause(&self) {
         self.op(|_| ()).await;
     }
+    /// Nothing to schedule: the next attempt is itself a scheduling point.
+    async fn retry(&self) {}
     fn grants(&self, lock: usize) -> u64 {
         self.w.grants.borrow()[lock].0
     }

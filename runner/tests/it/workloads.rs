@@ -27,7 +27,7 @@ fn passes(r: &locklab_model::records::RunRecord) -> Vec<u64> {
 fn ordered_double_locking_favours_the_lower_cpu_and_fair_does_not() {
     // Random (seeded) interleavings: under round-robin the two threads fall into a
     // symmetric lock step that hides the bias.
-    for algo in [LockAlgo::Ticket, LockAlgo::Tas] {
+    for algo in [LockAlgo::Ticket, LockAlgo::TAS] {
         for seed in [1, 3, 5] {
             let run = |p| run_workload(&algo, &double(p), vec![0, 0], 200_000, Sched::Random(seed));
             let (ordered, fair) = (run(DoubleLockPolicy::Ordered), run(DoubleLockPolicy::Fair));

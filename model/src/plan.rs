@@ -611,7 +611,12 @@ pub enum LockAlgo {
     },
     Ticket,
     Mcs,
-    Clh,
+    /// The CLH queue lock. `predecessor` is where a thread keeps the node it waited
+    /// on (which becomes its own at release).
+    Clh {
+        #[serde(default, skip_serializing_if = "ClhPredecessor::is_thread")]
+        predecessor: ClhPredecessor,
+    },
     /// Linux's queued spinlock. `pending_loops` is the kernel's `_Q_PENDING_LOOPS`: how
     /// many more times a contender that finds a pending-to-locked hand-over in flight
     /// re-reads the lock word (pausing between reads) before it joins the queue.
@@ -640,6 +645,11 @@ impl LockAlgo {
         relax: Relax::Pause,
     };
 
+    /// CLH with its defaults (the predecessor kept by the thread).
+    pub const CLH: LockAlgo = LockAlgo::Clh {
+        predecessor: ClhPredecessor::Thread,
+    };
+
     pub fn kind_name(&self) -> &'static str {
         match self {
             LockAlgo::Tas { .. } => "tas",
@@ -647,7 +657,7 @@ impl LockAlgo {
             LockAlgo::Ttas { .. } => "ttas",
             LockAlgo::Ticket => "ticket",
             LockAlgo::Mcs => "mcs",
-            LockAlgo::Clh => "clh",
+            LockAlgo::Clh { .. } => "clh",
             LockAlgo::Qspinlock { .. } => "qspinlock",
             LockAlgo::Cna(_) => "cna",
             LockAlgo::Std => "std",
@@ -673,6 +683,26 @@ pub enum Relax {
 impl Relax {
     pub fn is_pause(&self) -> bool {
         *self == Relax::Pause
+    }
+}
+
+/// Where a CLH thread keeps its predecessor's node between acquire and release.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClhPredecessor {
+    /// In the thread's private state (the thread-local `myPred` of Herlihy and
+    /// Shavit's *The Art of Multiprocessor Programming*): nothing on a shared line.
+    #[default]
+    Thread,
+    /// In the thread's node, written after the tail exchange and read at release
+    /// (Scott's *Shared-Memory Synchronization*; lockhammer's `clh_spinlock`): on the
+    /// line the successor spins on.
+    Node,
+}
+
+impl ClhPredecessor {
+    pub fn is_thread(&self) -> bool {
+        *self == ClhPredecessor::Thread
     }
 }
 

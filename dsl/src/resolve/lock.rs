@@ -10,7 +10,9 @@
 use super::{Ctx, Env};
 use crate::diag::{did_you_mean, Span};
 use crate::syntax::{Entry, Step, Val, ValKind};
-use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo, LockSpec, Relax};
+use locklab_model::plan::{
+    Backoff, ClhPredecessor, CnaParams, CnaVariant, LockAlgo, LockSpec, Relax,
+};
 
 /// The type of a lock parameter, which says how its value is read and checked.
 #[derive(Debug, Clone, Copy)]
@@ -156,8 +158,21 @@ pub const ALGORITHMS: &[Algorithm] = &[
     },
     Algorithm {
         name: "clh",
-        params: NO_PARAMS,
-        build: |_| Some(LockAlgo::Clh),
+        params: &[Param {
+            name: "predecessor",
+            what: "`predecessor` place",
+            ty: ParamType::Choice(&["thread", "node"]),
+            default: Some(Arg::Choice("thread")),
+        }],
+        build: |a| {
+            Some(LockAlgo::Clh {
+                predecessor: match a.choice("predecessor")? {
+                    "thread" => ClhPredecessor::Thread,
+                    "node" => ClhPredecessor::Node,
+                    _ => return None,
+                },
+            })
+        },
     },
     Algorithm {
         name: "qspinlock",

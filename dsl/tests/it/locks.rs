@@ -96,3 +96,30 @@ fn tas_pauses_between_failed_swaps_unless_told_to_relax_with_nothing() {
         r#"{"algo":"tas","relax":"none"}"#
     );
 }
+
+#[test]
+fn clh_keeps_its_predecessor_in_the_thread_unless_told_the_node() {
+    use locklab_model::plan::ClhPredecessor;
+    assert_eq!(algo_of("clh").unwrap(), LockAlgo::CLH);
+    assert_eq!(
+        algo_of("clh { predecessor = node }").unwrap(),
+        LockAlgo::Clh {
+            predecessor: ClhPredecessor::Node
+        }
+    );
+    assert_eq!(
+        algo_of("clh { predecessor = thread }").unwrap(),
+        LockAlgo::CLH
+    );
+    let e = algo_of("clh { predecessor = tail }").unwrap_err();
+    assert!(
+        e.contains("predecessor") && e.contains("thread") && e.contains("node"),
+        "the choices are named: {e}"
+    );
+    assert_eq!(
+        serde_json::to_string(&LockAlgo::CLH).unwrap(),
+        r#"{"algo":"clh"}"#
+    );
+    let back: LockAlgo = serde_json::from_str(r#"{"algo":"clh"}"#).unwrap();
+    assert_eq!(back, LockAlgo::CLH);
+}

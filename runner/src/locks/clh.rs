@@ -1,17 +1,26 @@
 //! CLH queue lock (Craig; Landin & Hagersten): the tail points at the last node; a
 //! waiter spins on its predecessor's node and, on release, takes that node over as its
 //! own. Nodes change hands, so a thread's current node lives in its `LocalState`.
-//! FIFO.
+//! FIFO. The predecessor's node is kept there too, or in the thread's node
+//! (`predecessor = node`, Scott's and lockhammer's layout), on the line its successor
+//! spins on.
 
-use super::{LocalState, Lock, Site};
+use super::{LocalState, Lock, LockVisitor, Site};
 use crate::env::{Addr, Env, LineAlloc};
+use locklab_model::plan::ClhPredecessor;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// Node word 0: 1 while its owner holds or waits for the lock, 0 once released.
 const BUSY: u8 = 0;
+/// Node word 1, under `predecessor = node`: the node its owner waited on.
+const PRED: u8 = 1;
 
+/// `PRED_IN_NODE`: where a thread keeps its predecessor's node between acquire and
+/// release, in its node (`predecessor = node`) or in its `LocalState` slot. A
+/// parameter of the type, not a field, so that each layout compiles to its own code
+/// (a run-time choice cost the thread layout 2–4 ns of its 7 ns loop natively).
 #[derive(Debug)]
-pub struct Clh {
+pub struct Clh<const PRED_IN_NODE: bool> {
     /// The line of the last node (initially the spare node, free; the arena's
     /// initial 0 reads as it). Nodes are named by their lines, never 0: every node
     /// line is allocated after a tail line.
@@ -23,7 +32,15 @@ pub struct Clh {
     id: usize,
 }
 
-impl Clh {
+/// CLH as the plan names it.
+pub fn with_predecessor<V: LockVisitor>(predecessor: ClhPredecessor, v: V) -> V::Output {
+    match predecessor {
+        ClhPredecessor::Thread => v.visit(Clh::<false>::new),
+        ClhPredecessor::Node => v.visit(Clh::<true>::new),
+    }
+}
+
+impl<const PRED_IN_NODE: bool> Clh<PRED_IN_NODE> {
     pub fn new(alloc: &mut LineAlloc, site: Site) -> Self {
         Clh {
             tail: Addr::new(alloc.line(), 0),
@@ -68,13 +85,23 @@ impl Clh {
         *s
     }
 
-    fn set_pred(&self, local: &mut LocalState, me: u64, pred: u64) {
-        // Slot layout: low 32 bits our node, high 32 bits the predecessor's node.
-        *local.slot(self.id) = me | (pred << 32);
+    /// Under `predecessor = node`, right after the enqueue (as Scott's and
+    /// lockhammer's), the word of this thread's node that keeps `pred`, the node it
+    /// waits on: nobody else touches the node before its release.
+    fn pred_word(me: u64) -> Addr {
+        Addr::new(me as u32, PRED)
+    }
+
+    /// Under `predecessor = thread`, once the wait is over: `pred` into the thread's
+    /// slot (low 32 bits its node, high 32 bits the predecessor's).
+    fn keep_pred_in_slot(&self, local: &mut LocalState, me: u64, pred: u64) {
+        if !PRED_IN_NODE {
+            *local.slot(self.id) = me | (pred << 32);
+        }
     }
 }
 
-impl Lock for Clh {
+impl<const PRED_IN_NODE: bool> Lock for Clh<PRED_IN_NODE> {
     async fn acquire<E: Env>(&self, env: &E, local: &mut LocalState) {
         let me = self.mine(local);
         env.store(Self::node(me), 1, Relaxed).await;
@@ -82,15 +109,24 @@ impl Lock for Clh {
         // is not needed for the predecessor's node (we only read its flag, with
         // Acquire, below).
         let pred = self.tail_node(env.swap(self.tail, me, AcqRel).await);
+        if PRED_IN_NODE {
+            env.store(Self::pred_word(me), pred, Relaxed).await;
+        }
         local.doorway(env, self.id);
         env.wait_until(Self::node(pred), Acquire, |v| v == 0).await;
         // Remember the predecessor's node: it becomes ours at release.
-        self.set_pred(local, me, pred);
+        self.keep_pred_in_slot(local, me, pred);
     }
 
     async fn release<E: Env>(&self, env: &E, local: &mut LocalState) {
         let s = *local.slot(self.id);
-        let (me, pred) = (s & 0xffff_ffff, s >> 32);
+        let (me, pred) = if PRED_IN_NODE {
+            // Read before the release: the successor then takes our node over and
+            // writes its own predecessor into it.
+            (s, env.load(Self::pred_word(s), Relaxed).await)
+        } else {
+            (s & 0xffff_ffff, s >> 32)
+        };
         // Release: the successor's Acquire wait sees our critical section.
         env.store(Self::node(me), 0, Release).await;
         *local.slot(self.id) = pred;
@@ -120,8 +156,11 @@ impl Lock for Clh {
             env.store(Self::node(me), 0, Relaxed).await;
             return false;
         }
+        if PRED_IN_NODE {
+            env.store(Self::pred_word(me), t, Relaxed).await;
+        }
         env.wait_until(Self::node(t), Acquire, |v| v == 0).await;
-        self.set_pred(local, me, t);
+        self.keep_pred_in_slot(local, me, t);
         true
     }
 

@@ -62,7 +62,7 @@ pub mod ticket;
 pub mod ttas;
 
 use crate::env::{Env, LineAlloc, WaitStart};
-use locklab_model::plan::{Backoff, CnaParams, CnaVariant, LockAlgo, Relax};
+use locklab_model::plan::{Backoff, ClhPredecessor, CnaParams, CnaVariant, LockAlgo, Relax};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -123,7 +123,7 @@ pub fn with_lock<V: LockVisitor>(algo: &LockAlgo, v: V) -> V::Output {
         LockAlgo::Ttas { backoff } => v.visit(|a, s| ttas::Ttas::new(a, s, backoff.clone())),
         LockAlgo::Ticket => v.visit(ticket::Ticket::new),
         LockAlgo::Mcs => v.visit(mcs::Mcs::new),
-        LockAlgo::Clh => v.visit(clh::Clh::new),
+        LockAlgo::Clh { predecessor } => clh::with_predecessor(*predecessor, v),
         LockAlgo::Qspinlock { pending_loops } => {
             v.visit(|a, s| Qspinlock::new(a, s, Stock).with_pending_loops(*pending_loops))
         }
@@ -154,7 +154,13 @@ pub fn catalogue() -> Vec<(&'static str, LockAlgo)> {
         ("decb", LockAlgo::Decb),
         ("ticket", LockAlgo::Ticket),
         ("mcs", LockAlgo::Mcs),
-        ("clh", LockAlgo::Clh),
+        ("clh", LockAlgo::CLH),
+        (
+            "clh (predecessor in node)",
+            LockAlgo::Clh {
+                predecessor: ClhPredecessor::Node,
+            },
+        ),
         (
             "qspinlock",
             LockAlgo::Qspinlock {

@@ -381,7 +381,7 @@ pub fn report(iters: u64) -> String {
         ("tas", plain::tas, LockAlgo::TAS),
         ("ticket", plain::ticket, LockAlgo::Ticket),
         ("mcs", plain::mcs, LockAlgo::Mcs),
-        ("clh", plain::clh, LockAlgo::Clh),
+        ("clh", plain::clh, LockAlgo::CLH),
     ];
     for (name, plain, algo) in pairs {
         // Alternate, so that both see the machine's slow and fast spells alike.

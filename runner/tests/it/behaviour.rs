@@ -296,7 +296,7 @@ fn run_workload_with<L: Lock>(
 #[test]
 fn fifo_locks_bound_bypass_by_n_minus_one() {
     let w = single(20, 30, 1);
-    for algo in [LockAlgo::Ticket, LockAlgo::Mcs, LockAlgo::Clh] {
+    for algo in [LockAlgo::Ticket, LockAlgo::Mcs, LockAlgo::CLH] {
         for n in [2usize, 3] {
             let r = run_workload(&algo, &w, vec![0; n], 40_000, Sched::RoundRobin);
             assert!(

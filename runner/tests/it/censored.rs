@@ -63,7 +63,7 @@ fn a_starved_ttas_waiter_fails_both_fairness_bounds() {
 
 #[test]
 fn fifo_locks_bound_bypass_by_n_minus_one_with_cut_off_waits() {
-    for algo in [LockAlgo::Ticket, LockAlgo::Mcs, LockAlgo::Clh] {
+    for algo in [LockAlgo::Ticket, LockAlgo::Mcs, LockAlgo::CLH] {
         let r = hot8(algo.clone());
         let p = &r.point;
         // The seven waiters in the queue when the window ends are cut off.

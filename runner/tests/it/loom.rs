@@ -17,7 +17,7 @@
 //!   executor's seeded interleavings. CNA's queue surgery is modelled through v14,
 //!   which runs the same `order_queue` step once per head.
 
-use locklab_model::plan::{CnaParams, CnaVariant, LockAlgo};
+use locklab_model::plan::{ClhPredecessor, CnaParams, CnaVariant, LockAlgo};
 use locklab_runner::env::LineAlloc;
 use locklab_runner::locks::{with_lock, LocalState, Lock, LockVisitor, Site};
 use locklab_runner::native::{block_on, Arena, Clock, NativeEnv};
@@ -123,7 +123,24 @@ fn loom_mcs() {
 #[test]
 fn loom_clh_recycles_nodes() {
     // Two acquisitions by thread 0: its second uses the node it inherited.
-    model(LockAlgo::Clh, &[2, 1], &[0, 0], 3);
+    model(LockAlgo::CLH, &[2, 1], &[0, 0], 3);
+}
+
+#[test]
+fn loom_clh_with_its_predecessor_in_its_node() {
+    // The predecessor written into the node after the enqueue and read back at the
+    // release, before the successor takes the node over: thread 1 can take over the
+    // node thread 0 released and enqueue it again before thread 0 reads it. Read
+    // after the release, thread 0's next acquisition waits on the wrong node, and
+    // loom finds a thread spinning forever ("exceeded maximum number of branches").
+    model(
+        LockAlgo::Clh {
+            predecessor: ClhPredecessor::Node,
+        },
+        &[2, 2],
+        &[0, 0],
+        3,
+    );
 }
 
 #[test]
@@ -249,7 +266,7 @@ fn loom_try_acquire_mcs() {
 
 #[test]
 fn loom_try_acquire_clh() {
-    model_try(LockAlgo::Clh);
+    model_try(LockAlgo::CLH);
 }
 
 #[test]

@@ -122,4 +122,11 @@ fn clh_keeps_its_predecessor_in_the_thread_unless_told_the_node() {
     );
     let back: LockAlgo = serde_json::from_str(r#"{"algo":"clh"}"#).unwrap();
     assert_eq!(back, LockAlgo::CLH);
+    assert_eq!(
+        serde_json::to_string(&LockAlgo::Clh {
+            predecessor: ClhPredecessor::Node
+        })
+        .unwrap(),
+        r#"{"algo":"clh","predecessor":"node"}"#
+    );
 }

@@ -326,7 +326,9 @@ pub struct EnvConfig {
 
 /// Spins after which a wait that is only counted (`recording = sampled`) reads the
 /// clock: a wait that long (about 1 µs of `pause`s on current x86) may run into the
-/// window's end, where it must be cut off rather than lost.
+/// window's end, where it must be cut off rather than lost. A bare loop's spins
+/// (`Env::retry`, no pause) come faster, so its waits read the clock sooner: more
+/// reads, never a wait lost.
 const LONG_WAIT_SPINS: u32 = 32;
 
 /// `EnvConfig::time_every` for a workload whose nominal cycle (one acquisition and

@@ -1402,11 +1402,14 @@ fn a_pause_costs_the_topologys_pause() {
     assert_eq!(elapsed(43), 430);
 }
 
-/// A retry (a bare swap loop's, between two failed attempts) costs no time, and starts the acquisition's wait as a pause does: waited from the first
-/// retry, not from the start.
+/// A retry (a bare swap loop's, between two failed attempts) costs no time, and
+/// starts the acquisition's wait as a pause does: waited from the first retry, not
+/// from the start.
 #[test]
 fn a_retry_costs_nothing_and_starts_the_wait() {
-    let m = spec(1, 2, 1, 10, 50, 190);
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    // A pause in its place would cost 200 ns.
+    m.costs.pause_ns = 20;
     let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), 1, 1);
     let env = mach.env(0);
     let seen = Cell::new((0, 0));
@@ -1425,6 +1428,110 @@ fn a_retry_costs_nothing_and_starts_the_wait() {
         })],
     );
     assert_eq!(seen.get(), (100, 40));
+}
+
+/// `tas { relax = none }` swaps again at once after a failed swap, where the default
+/// waits a `pause` between swaps: with a 3 µs pause and the holder releasing at 2 µs,
+/// the bare waiter is granted within a few transfers of the release, the paused one
+/// only once its pause is over.
+#[test]
+fn a_bare_tas_waiter_swaps_again_at_once_and_a_paused_one_after_its_pause() {
+    use crate::locks::{tas::Tas, LocalState, Lock, Site};
+    use locklab_model::plan::Relax;
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    m.costs.pause_ns = 3_000;
+    let granted = |relax| {
+        let sl = slots(&m, PlacementKind::Scatter, 2);
+        let mut alloc = LineAlloc::new();
+        let site = Site {
+            id: 0,
+            nthreads: 2,
+            asks_contended: false,
+        };
+        let lock = Tas::new(&mut alloc, site, relax);
+        let mach = machine(&m, &sl, alloc.count(), 1);
+        let envs = [mach.env(0), mach.env(1)];
+        let granted = Cell::new(0);
+        let (lock, envs_, g) = (&lock, &envs, &granted);
+        let futs: Vec<Fut> = vec![
+            Box::pin(async move {
+                let e = &envs_[0];
+                let mut local = LocalState::new(0, 1);
+                lock.acquire(e, &mut local).await;
+                e.work(2_000 - e.now()).await;
+                lock.release(e, &mut local).await;
+            }),
+            Box::pin(async move {
+                let e = &envs_[1];
+                let mut local = LocalState::new(1, 1);
+                e.work(100).await;
+                lock.acquire(e, &mut local).await;
+                g.set(e.now());
+                lock.release(e, &mut local).await;
+            }),
+        ];
+        run_all(&mach, futs);
+        granted.get()
+    };
+    let (bare, paused) = (granted(Relax::None), granted(Relax::Pause));
+    assert!((2_000..2_300).contains(&bare), "{bare}");
+    assert!(paused > 3_000, "{paused}");
+}
+
+/// `clh { predecessor = node }` writes the node a thread waits on into word 1 of its
+/// own node (which becomes its successor's at release), and reads it back there;
+/// the default keeps it in the thread and leaves the word alone. One thread, two
+/// acquisitions: lines 0 (the tail), 1 and 2 (the threads' nodes), 3 (the spare).
+#[test]
+fn a_clh_node_holds_its_predecessor_only_in_the_node_layout() {
+    use crate::locks::{clh::Clh, with_lock, LocalState, Lock, LockVisitor, Site};
+    use locklab_model::plan::{ClhPredecessor, LockAlgo};
+    fn predecessors<const IN_NODE: bool>() -> [u64; 2] {
+        let m = spec(1, 2, 1, 10, 50, 190);
+        let sl = slots(&m, PlacementKind::Compact, 1);
+        let mut alloc = LineAlloc::new();
+        let site = Site {
+            id: 0,
+            nthreads: 2,
+            asks_contended: false,
+        };
+        let lock = Clh::<IN_NODE>::new(&mut alloc, site);
+        let mach = machine(&m, &sl, alloc.count(), 1);
+        let env = mach.env(0);
+        let seen = Cell::new([0; 2]);
+        let (lock, e, seen_) = (&lock, &env, &seen);
+        run_all(
+            &mach,
+            vec![Box::pin(async move {
+                let mut local = LocalState::new(0, 1);
+                let mut seen = [0; 2];
+                for (i, node) in [1, 3].into_iter().enumerate() {
+                    lock.acquire(e, &mut local).await;
+                    seen[i] = e.load(Addr::new(node, 1), Relaxed).await;
+                    lock.release(e, &mut local).await;
+                }
+                seen_.set(seen);
+            })],
+        );
+        seen.get()
+    }
+    // Node 1 waited on the spare (3); at its release the thread took the spare over,
+    // whose next acquisition waited on node 1.
+    assert_eq!(predecessors::<true>(), [3, 1]);
+    assert_eq!(predecessors::<false>(), [0, 0]);
+    // And the plan's layout picks the type.
+    struct TypeName;
+    impl LockVisitor for TypeName {
+        type Output = &'static str;
+        fn visit<L: Lock>(self, _: impl Fn(&mut LineAlloc, Site) -> L) -> &'static str {
+            std::any::type_name::<L>()
+        }
+    }
+    let node = LockAlgo::Clh {
+        predecessor: ClhPredecessor::Node,
+    };
+    assert!(with_lock(&node, TypeName).ends_with("Clh<true>"));
+    assert!(with_lock(&LockAlgo::CLH, TypeName).ends_with("Clh<false>"));
 }
 
 /// Futex costs for the OS mutex scenarios: a 300 ns wait call, a 100 ns wake with no

@@ -979,6 +979,14 @@ impl<T: FromRaw> Future for OpFuture<'_, T> {
 }
 
 impl<'m> SimEnv<'m> {
+    /// One spin of a failed attempt ends (`pause`, `retry`): the acquisition waits
+    /// from its first, and the spin's exit is mispredicted, so nothing runs ahead of
+    /// what it waited for.
+    fn spun(&self) {
+        self.waiting();
+        self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
+    }
+
     /// When the current acquisition's first attempt failed, if it has.
     pub(crate) fn wait_began(&self) -> Option<u64> {
         self.wait_from.get()
@@ -1191,22 +1199,17 @@ impl Env for SimEnv<'_> {
     /// Lock code pauses only after an attempt failed: the acquisition waits from here.
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
-        self.waiting();
+        self.spun();
         let ns = {
             let mut c = self.m.core.borrow_mut();
             c.counters.pauses += 1;
-            // A spin: its exit is mispredicted, so nothing runs ahead of what it
-            // waited for.
-            c.slots[self.tid as usize].ahead = RunAhead::default();
             c.pause_ns
         };
         self.op(Op::Delay(ns))
     }
     /// As `pause`, without its delay: the next attempt goes out at once.
     fn retry(&self) -> impl Future<Output = ()> {
-        self.waiting();
-        // A spin all the same: its exit is mispredicted.
-        self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
+        self.spun();
         std::future::ready(())
     }
     fn grants(&self, lock: usize) -> u64 {

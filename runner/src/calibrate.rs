@@ -556,6 +556,9 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         acquire_hidden: l(|x| x.acquire_hidden).unwrap_or_default(),
                         chain_stall: l(|x| x.chain_stall).unwrap_or_default(),
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
+                        touch_stall: l(|x| x.touch_stall).unwrap_or_default(),
+                        touch_hidden: l(|x| x.touch_hidden).unwrap_or_default(),
+                        touch_locked_hidden: l(|x| x.touch_locked_hidden).unwrap_or_default(),
                         holder_lead: l(|x| x.holder_lead).unwrap_or_default(),
                     }),
                     passes: (chosen.len(), lines.len()),
@@ -704,11 +707,14 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                  #           a locked add and a load of two lines CPU {} modified stall {:.1} ns, of\n\
                  #           which a spin on the clock after them runs under {:.1} ns; with seven\n\
                  #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n\
+                 #           a plain add to a line CPU {} modified and a release store stall {:.1} ns,\n\
+                 #           of which the spin runs under {:.1} ns; with a locked release {:.1} ns\n\
                  #           CPU {} adding to a line it holds goes on hitting {:.1} ns after CPU {}\n\
                  #           sends a swap to it\n",
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
                 p.b, l.load_written_read,
                 p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead,
+                p.b, l.touch_stall, l.touch_hidden, l.touch_locked_hidden,
                 p.b, l.holder_lead, p.a
             )),
             None => s.push_str(
@@ -837,6 +843,15 @@ pub struct LineStateCosts {
     /// it waits for (`memory { run_ahead }`).
     pub chain_stall: f64,
     pub run_ahead: f64,
+    /// A plain add to a line the other CPU modified, then a release store to an
+    /// owned line, then the spin ([`Access::Touch`]): its stall, and how much of it
+    /// the spin ran under (the simulator lets the work after a new holder's data-line
+    /// miss run under it, up to `run_ahead`, unless a locked operation comes between).
+    pub touch_stall: f64,
+    pub touch_hidden: f64,
+    /// The same with the release a locked compare-and-swap: how much the spin ran
+    /// under (about nothing where `rmw_run_ahead` is about 0).
+    pub touch_locked_hidden: f64,
     /// How long CPU `b`, holding a line it keeps adding to, went on hitting after
     /// CPU `a` sent a swap to it ([`holder_lead`]): `memory { request_arrival }`.
     pub holder_lead: f64,
@@ -856,6 +871,15 @@ enum Access {
     Chain {
         loads: usize,
         dependent: bool,
+        ticks: u64,
+    },
+    /// A new holder's critical section and release as the native loop runs them: a
+    /// plain add to `x` (load, add, store: `Locks::touch`), a release of another line
+    /// it owns (a store, or a locked compare-and-swap if `locked`), then a spin of
+    /// `ticks` on the TSC counted from a clock reading taken after them in program
+    /// order.
+    Touch {
+        locked: bool,
         ticks: u64,
     },
 }
@@ -913,10 +937,13 @@ fn time_access(
     let zero = black_box(0u64);
     let go = Line(AtomicU64::new(0));
     let done = Line(AtomicU64::new(0));
+    // `Access::Touch`'s lock word: only `a` writes it.
+    let release = Line(AtomicU64::new(0));
     let failed = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(2);
     let ticks = std::thread::scope(|s| {
         let (x, ys, go, done, failed) = (&x, &ys[..loads], &go, &done, &failed);
+        let release = &release.0;
         let wait = move |l: &Line, r: u64| -> bool {
             spin_until(failed, deadline, || {
                 (l.0.load(Ordering::Acquire) == r).then_some(())
@@ -1005,6 +1032,23 @@ fn time_access(
                             v = v.wrapping_add(w.0.load(Ordering::Acquire));
                         }
                         black_box(v);
+                        spin_ticks(ticks);
+                    }
+                    Access::Touch { locked, ticks } => {
+                        let v = x.0.load(Ordering::Relaxed);
+                        x.0.store(v + 1, Ordering::Relaxed);
+                        if locked {
+                            let held = release.load(Ordering::Relaxed);
+                            black_box(release.compare_exchange(
+                                held,
+                                held + 1,
+                                Ordering::Release,
+                                Ordering::Relaxed,
+                            ))
+                            .ok();
+                        } else {
+                            release.store(r, Ordering::Release);
+                        }
                         spin_ticks(ticks);
                     }
                 }
@@ -1175,13 +1219,9 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         let load_written_read = one(Prepare::ReadWritten, Access::Load)? - hit;
         // A stall, then the same followed by a spin four times as long as it (at
         // least 200 ns), which could run under all of it: (stall, the part hidden).
-        let stall_hidden = |loads: usize, dependent: bool| -> Option<(f64, f64)> {
+        let stall_hidden = |spun: &dyn Fn(u64) -> Access| -> Option<(f64, f64)> {
             let stall = |ticks: u64| -> Option<f64> {
-                let access = Access::Chain {
-                    loads,
-                    dependent,
-                    ticks,
-                };
+                let access = spun(ticks);
                 Some(one(Prepare::Modify, access)? - one(Prepare::Nothing, access)?)
             };
             let stall0 = stall(0)?;
@@ -1189,8 +1229,18 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             let left = stall(spin)?;
             Some((stall0, (stall0 - left).clamp(0.0, stall0.max(0.0))))
         };
-        let (acquire_stall, acquire_hidden) = stall_hidden(1, false)?;
-        let (chain_stall, run_ahead) = stall_hidden(CHAIN_LOADS, true)?;
+        let chain = |loads: usize, dependent: bool| {
+            move |ticks| Access::Chain {
+                loads,
+                dependent,
+                ticks,
+            }
+        };
+        let (acquire_stall, acquire_hidden) = stall_hidden(&chain(1, false))?;
+        let (chain_stall, run_ahead) = stall_hidden(&chain(CHAIN_LOADS, true))?;
+        let touch = |locked: bool| move |ticks| Access::Touch { locked, ticks };
+        let (touch_stall, touch_hidden) = stall_hidden(&touch(false))?;
+        let (_, touch_locked_hidden) = stall_hidden(&touch(true))?;
         // A CPU holding the line decides `b`'s request as `b` does its own.
         let holder_lead = holder_lead(b, a, 400, ns_per_tick)?;
         rounds.push(LineStateCosts {
@@ -1203,6 +1253,9 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             acquire_hidden,
             chain_stall,
             run_ahead,
+            touch_stall,
+            touch_hidden,
+            touch_locked_hidden,
             holder_lead,
         });
     }
@@ -1217,6 +1270,9 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         acquire_hidden: median(|r| r.acquire_hidden),
         chain_stall: median(|r| r.chain_stall),
         run_ahead: median(|r| r.run_ahead),
+        touch_stall: median(|r| r.touch_stall),
+        touch_hidden: median(|r| r.touch_hidden),
+        touch_locked_hidden: median(|r| r.touch_locked_hidden),
         holder_lead: median(|r| r.holder_lead),
     })
 }
@@ -1483,6 +1539,9 @@ mod tests {
                     acquire_hidden: 18.0 + x,
                     chain_stall: 150.0 + x,
                     run_ahead: 90.0 + x,
+                    touch_stall: 45.0 + x,
+                    touch_hidden: 44.0 + x,
+                    touch_locked_hidden: 1.0 + x,
                     holder_lead: 27.0 + x,
                 }),
                 passes: (1, 1),

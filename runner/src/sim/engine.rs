@@ -575,6 +575,11 @@ impl Core {
             // Only a miss is a wait for memory: an atomic on an owned line costs
             // its own execution, which the work model already contains.
             self.stalled(tid, t.done - now, kind == Kind::Rmw);
+        } else if kind == Kind::Load && t.done > now {
+            // A load of a line its own prefetch is still fetching waits for the same
+            // miss, and the instructions after it run under the wait as under any
+            // load miss (docs/validation.md, "Work after the new holder's miss").
+            self.stalled(tid, t.done - now, false);
         }
         if t.stale {
             let (value, _) = self.mem.read_word(tid, addr.line, addr.word as usize, now);

@@ -558,6 +558,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         run_ahead: l(|x| x.run_ahead).unwrap_or_default(),
                         touch_stall: l(|x| x.touch_stall).unwrap_or_default(),
                         touch_hidden: l(|x| x.touch_hidden).unwrap_or_default(),
+                        touch_locked_stall: l(|x| x.touch_locked_stall).unwrap_or_default(),
                         touch_locked_hidden: l(|x| x.touch_locked_hidden).unwrap_or_default(),
                         holder_lead: l(|x| x.holder_lead).unwrap_or_default(),
                     }),
@@ -708,13 +709,14 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                  #           which a spin on the clock after them runs under {:.1} ns; with seven\n\
                  #           dependent loads {:.1} ns, of which the spin runs under {:.1} ns\n\
                  #           a plain add to a line CPU {} modified and a release store stall {:.1} ns,\n\
-                 #           of which the spin runs under {:.1} ns; with a locked release {:.1} ns\n\
+                 #           of which the spin runs under {:.1} ns; with a locked release it runs\n\
+                 #           under {:.1} ns of {:.1} ns\n\
                  #           CPU {} adding to a line it holds goes on hitting {:.1} ns after CPU {}\n\
                  #           sends a swap to it\n",
                 p.a, p.b, l.load_modified, l.rmw_modified, l.rmw_shared, l.rmw_owned,
                 p.b, l.load_written_read,
                 p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead,
-                p.b, l.touch_stall, l.touch_hidden, l.touch_locked_hidden,
+                p.b, l.touch_stall, l.touch_hidden, l.touch_locked_hidden, l.touch_locked_stall,
                 p.b, l.holder_lead, p.a
             )),
             None => s.push_str(
@@ -849,8 +851,9 @@ pub struct LineStateCosts {
     /// miss run under it, up to `run_ahead`, unless a locked operation comes between).
     pub touch_stall: f64,
     pub touch_hidden: f64,
-    /// The same with the release a locked compare-and-swap: how much the spin ran
-    /// under (about nothing where `rmw_run_ahead` is about 0).
+    /// The same with the release a locked compare-and-swap: its stall, and how much
+    /// of it the spin ran under (about nothing where `rmw_run_ahead` is about 0).
+    pub touch_locked_stall: f64,
     pub touch_locked_hidden: f64,
     /// How long CPU `b`, holding a line it keeps adding to, went on hitting after
     /// CPU `a` sent a swap to it ([`holder_lead`]): `memory { request_arrival }`.
@@ -1240,7 +1243,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         let (chain_stall, run_ahead) = stall_hidden(&chain(CHAIN_LOADS, true))?;
         let touch = |locked: bool| move |ticks| Access::Touch { locked, ticks };
         let (touch_stall, touch_hidden) = stall_hidden(&touch(false))?;
-        let (_, touch_locked_hidden) = stall_hidden(&touch(true))?;
+        let (touch_locked_stall, touch_locked_hidden) = stall_hidden(&touch(true))?;
         // A CPU holding the line decides `b`'s request as `b` does its own.
         let holder_lead = holder_lead(b, a, 400, ns_per_tick)?;
         rounds.push(LineStateCosts {
@@ -1255,6 +1258,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             run_ahead,
             touch_stall,
             touch_hidden,
+            touch_locked_stall,
             touch_locked_hidden,
             holder_lead,
         });
@@ -1272,6 +1276,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         run_ahead: median(|r| r.run_ahead),
         touch_stall: median(|r| r.touch_stall),
         touch_hidden: median(|r| r.touch_hidden),
+        touch_locked_stall: median(|r| r.touch_locked_stall),
         touch_locked_hidden: median(|r| r.touch_locked_hidden),
         holder_lead: median(|r| r.holder_lead),
     })
@@ -1541,6 +1546,7 @@ mod tests {
                     run_ahead: 90.0 + x,
                     touch_stall: 45.0 + x,
                     touch_hidden: 44.0 + x,
+                    touch_locked_stall: 46.0 + x,
                     touch_locked_hidden: 1.0 + x,
                     holder_lead: 27.0 + x,
                 }),

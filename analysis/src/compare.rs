@@ -20,7 +20,8 @@ use crate::util::{create_dir, write_atomic};
 use locklab_model::metrics::{self, Better};
 use locklab_model::plan::Plan;
 use locklab_model::records::{
-    same_placement, several_placements, PAIR_TRANSFER, PAIR_TRANSFER_AFTER, PAIR_TRANSFER_BEFORE,
+    modelled_placement, several_placements, PAIR_TRANSFER, PAIR_TRANSFER_AFTER,
+    PAIR_TRANSFER_BEFORE,
 };
 use polars::prelude::*;
 use serde::Serialize;
@@ -379,7 +380,7 @@ fn samples(r: &Results) -> Result<Samples> {
 /// Leave out of `native` the repetitions that ran on another placement of their CPUs
 /// than the simulated machine's: those whose transfer between threads 0 and 1,
 /// measured before or after the window, is not the one `sim` modelled for the point
-/// (`records::same_placement`). A virtual machine's host moves its vCPUs (on the Zen
+/// (`records::modelled_placement`). A virtual machine's host moves its vCPUs (on the Zen
 /// 4 guest between one core's hyperthreads, two cores of a CCX and two CCDs, seconds
 /// apart), and such a repetition measured another machine: pooled, it makes a point
 /// bimodal. Repetitions without the measurement stay.
@@ -432,11 +433,11 @@ fn keep_the_simulated_placement(
                     return true;
                 }
                 of += 1;
-                let same = same_placement(e, b) && same_placement(e, a);
+                let same = modelled_placement(e, b) && modelled_placement(e, a);
                 if !same {
                     left_out += 1;
                     modelled.insert(e.round() as i64);
-                    for x in [b, a].into_iter().filter(|&x| !same_placement(e, x)) {
+                    for x in [b, a].into_iter().filter(|&x| !modelled_placement(e, x)) {
                         lo = lo.min(x);
                         hi = hi.max(x);
                     }

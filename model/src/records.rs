@@ -196,9 +196,7 @@ pub const PAIR_TRANSFER_AFTER: &str = "pair_transfer_after_ns";
 /// several-fold (0, 22 and 122 ns on the Zen 4 guest: one core's two hyperthreads,
 /// two cores of one CCX, two CCDs).
 pub fn same_placement(a: f64, b: f64) -> bool {
-    const SHARE: f64 = 0.4;
-    const SLACK_NS: f64 = 8.0;
-    (a - b).abs() <= (SHARE * a.abs().max(b.abs())).max(SLACK_NS)
+    within(a, b, 0.4)
 }
 
 /// Whether a transfer measured around a repetition's window is the placement a
@@ -210,9 +208,14 @@ pub fn same_placement(a: f64, b: f64) -> bool {
 /// 79, another's (the two vCPUs on two dies, as it seems) over 116–146: 40 % kept the
 /// second as the first.
 pub fn modelled_placement(modelled: f64, measured: f64) -> bool {
-    const SHARE: f64 = 0.3;
+    within(modelled, measured, 0.3)
+}
+
+/// Two transfers apart by no more than `share` of the larger or 8 ns (what a single
+/// measurement of a few ns varies by).
+fn within(a: f64, b: f64, share: f64) -> bool {
     const SLACK_NS: f64 = 8.0;
-    (modelled - measured).abs() <= (SHARE * modelled.abs().max(measured.abs())).max(SLACK_NS)
+    (a - b).abs() <= (share * a.abs().max(b.abs())).max(SLACK_NS)
 }
 
 /// Values of the transfer between one pair of CPUs grouped by placement: indices

@@ -352,6 +352,16 @@ pub struct Memory {
     /// requests in the order they were issued. Left out of a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero_ppm")]
     pub request_arrival_ppm: u32,
+    /// How much of the wait for older stores to commit a locked read-modify-write's
+    /// request for its own line overlaps, in parts per million of that wait: a locked
+    /// operation executes only once the store buffer has drained, but its line is
+    /// asked for while it drains, that much earlier than after the drain (if no
+    /// other request reached the line meanwhile). 0 (the default): the request
+    /// leaves once the stores have committed, and a hand-over store that misses
+    /// followed by a swap on another line costs the two misses one after the other.
+    /// Left out of a plan when 0.
+    #[serde(default, skip_serializing_if = "is_zero_ppm")]
+    pub drain_overlap_ppm: u32,
     /// A load of a line another core has modified takes the line whole (migratory
     /// sharing): the writer keeps no copy, so its next access misses, and the reader
     /// holds the line exclusive and clean, so that its own store needs no further
@@ -412,6 +422,7 @@ impl Memory {
             rmw_run_ahead_ppm: WHOLE_PPM,
             reread_overlap_ppm: 0,
             request_arrival_ppm: 0,
+            drain_overlap_ppm: 0,
             migratory: false,
             forward_stall_ns: 0,
         }

@@ -401,7 +401,8 @@ impl Ctx<'_> {
     }
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
-    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival, migratory }`:
+    /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival, drain_overlap,
+    /// migratory, forward_stall }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
@@ -431,6 +432,7 @@ impl Ctx<'_> {
                 "rmw_run_ahead",
                 "reread_overlap",
                 "request_arrival",
+                "drain_overlap",
                 "migratory",
                 "forward_stall",
             ],
@@ -495,6 +497,12 @@ impl Ctx<'_> {
             d.request_arrival_ppm,
             1.0,
         );
+        let drain_overlap = share(
+            "drain_overlap",
+            "`drain_overlap` (share of the wait for older stores)",
+            d.drain_overlap_ppm,
+            1.0,
+        );
         let migratory = mo
             .get("migratory")
             .map_or(Some(d.migratory), |v| self.boolean(file, v, "`migratory`"));
@@ -510,6 +518,7 @@ impl Ctx<'_> {
             rmw_run_ahead_ppm: rmw_run_ahead?,
             reread_overlap_ppm: reread_overlap?,
             request_arrival_ppm: request_arrival?,
+            drain_overlap_ppm: drain_overlap?,
             migratory: migratory?,
             forward_stall_ns: forward_stall?,
         })

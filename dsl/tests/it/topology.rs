@@ -26,6 +26,7 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     assert_eq!(c.memory.rmw_run_ahead_ppm, 1_000_000);
     assert_eq!(c.memory.reread_overlap_ppm, 0);
     assert_eq!(c.memory.request_arrival_ppm, 0);
+    assert_eq!(c.memory.drain_overlap_ppm, 0);
     assert!(!c.memory.migratory);
     assert_eq!(c.overhead_ns, 0);
     assert_eq!(c.work_overhead_ns, 0);
@@ -39,7 +40,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, migratory = true, forward_stall = 4ns }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, drain_overlap = 0.9, migratory = true, forward_stall = 4ns }
   jitter = 0.05
   work_carry = true
   overhead = 8ns
@@ -63,6 +64,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.rmw_run_ahead_ppm, 250_000);
     assert_eq!(m.reread_overlap_ppm, 750_000);
     assert_eq!(m.request_arrival_ppm, 500_000);
+    assert_eq!(m.drain_overlap_ppm, 900_000);
     assert!(m.migratory);
     assert_eq!(m.forward_stall_ns, 4);
     assert_eq!(c.overhead_ns, 8);
@@ -120,6 +122,7 @@ fn an_unknown_memory_model_or_key_is_an_error_naming_it() {
         ("rmw_run_ahead", "2"),
         ("reread_overlap", "1.5"),
         ("request_arrival", "1.5"),
+        ("drain_overlap", "1.5"),
     ] {
         let e = costs_of(&format!(
             "topology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }}, memory {{ {key} = {value} }} }}"

@@ -39,7 +39,10 @@
 //!   committed, so it reads and writes the line then, not earlier), then one
 //!   read-for-ownership as for a store plus `A`; x waits for it, the line is busy from
 //!   that request to its end (not during the drain), the result is visible at its end.
-//!   k RMWs queued on one line thus complete `T + A` apart.
+//!   k RMWs queued on one line thus complete `T + A` apart. Under `memory {
+//!   drain_overlap = d }` the request went out `d` × the drain's wait earlier (if no
+//!   other request reached the line meanwhile: the engine's call), and the line is
+//!   busy from then; the RMW still completes no earlier than `A` after the drain.
 //! - **Fence** by x: drains the store buffer, then `fence`.
 //! - **Prefetch** by x (an independent miss an out-of-order core overlaps): a load
 //!   miss that x does not wait for; at most `misses_in_flight` at a time, a further
@@ -344,7 +347,9 @@ impl Kind {
 pub(crate) enum Early {
     /// It leaves now.
     No,
-    /// A prefetch the core reached this many ns earlier, running ahead of a stall.
+    /// Sent this many ns earlier: a prefetch the core reached then, running ahead
+    /// of a stall, or a locked read-modify-write's request for its line, sent while
+    /// older stores drained (`memory { drain_overlap }`).
     RanAhead(u64),
     /// A load or read-modify-write of a line `holder` held, sent `ns` earlier and
     /// decided now, when it reaches that core (`memory { request_arrival }`).
@@ -655,7 +660,9 @@ impl Memory {
     ///
     /// A request may have left before `now` ([`Early`]): a prefetch the core reached `ahead` ns before `now` (running ahead of an
     /// earlier stall) is priced as if issued that much earlier, no earlier than the
-    /// line's earlier requests, and its data arrives no earlier than `now`. A load or
+    /// line's earlier requests, and its data arrives no earlier than `now`; so is a
+    /// locked read-modify-write's request sent while older stores drained, which
+    /// completes no earlier than its atomic after `now`. A load or
     /// read-modify-write that has flown to the line's holder and is decided now pays
     /// the rest of its transfer once the line is free (a request arriving while
     /// the holder's own access is in progress waits for it); if the line has moved
@@ -788,12 +795,28 @@ impl Memory {
                 let drained = self.drain(x, now);
                 let (lat, miss) = self.ownership(x, line);
                 let lat = self.jitter(x, lat + self.fabric.atomic_ns);
+                // A line it holds needs no request: nothing went out early.
+                let ahead = if miss { ahead } else { 0 };
                 let l = &mut self.lines[line as usize];
-                let start = drained.max(l.busy_until).max(l.own_fill());
-                let done = start + lat.saturating_sub(flown);
+                // Its request left `ahead` earlier if it was sent while older
+                // stores drained (`memory { drain_overlap }`); it executes once they
+                // have committed and the line is here.
+                let start = drained
+                    .saturating_sub(ahead)
+                    .max(l.busy_until)
+                    .max(l.own_fill());
+                let arrive = start + lat.saturating_sub(flown);
+                let done = if ahead > 0 {
+                    arrive.max(drained + self.fabric.atomic_ns)
+                } else {
+                    arrive
+                };
                 l.busy_until = done;
                 (l.invalidated_at, l.request_ns) = if miss {
-                    (start, (done - start).saturating_sub(self.fabric.atomic_ns))
+                    (
+                        start,
+                        (arrive - start).saturating_sub(self.fabric.atomic_ns),
+                    )
                 } else {
                     (done, 0)
                 };

@@ -111,6 +111,9 @@ struct Slot {
     /// How far this thread's `work` so far ran over (positive) or under its nominal
     /// total, ns, which the next `work` makes up under `work_carry`.
     work_carry: i64,
+    /// When the RMW being issued began to wait for older stores to commit, if its
+    /// request for its line left during that wait (`memory { drain_overlap }`).
+    drain_from: Option<u64>,
 }
 
 /// How much of a thread's waits for misses the instructions after them run under
@@ -157,6 +160,8 @@ pub(crate) struct Core {
     reread_overlap_ppm: u64,
     /// The topology's `memory { request_arrival }`, parts per million.
     request_arrival_ppm: u64,
+    /// The topology's `memory { drain_overlap }`, parts per million.
+    drain_overlap_ppm: u64,
     /// The topology's `memory { forward_stall }`.
     forward_stall_ns: u64,
     /// The stop time of the run in progress: no event at or after it runs.
@@ -427,6 +432,9 @@ impl Core {
                 // Waiting for older stores' read-for-ownership misses.
                 self.stalled(tid, drained - self.now, true);
                 self.slots[tid as usize].credited = true;
+                if self.drain_overlap_ppm > 0 {
+                    self.slots[tid as usize].drain_from = Some(self.now);
+                }
                 if !self.resume_at(drained, tid) {
                     self.slots[tid as usize].reissue = true;
                     return None;
@@ -533,7 +541,20 @@ impl Core {
         };
         // A load or RMW of a line another core holds takes effect when it reaches
         // that core: until then the holder's own accesses still hit.
-        if flown == 0 && !deferred && matches!(kind, Kind::Load | Kind::Rmw) {
+        // A locked RMW that waited for older stores to commit asked for its line
+        // while they did (`memory { drain_overlap }`): it flew then. Unless another
+        // request reached the line meanwhile: this one, already decided, cannot be
+        // put before it, and it goes out as without the overlap (served after it
+        // instead, it hands the releaser races it loses natively: docs/validation.md).
+        let drained_ahead = std::mem::take(&mut self.slots[tid as usize].drain_from)
+            .filter(|&from| self.mem.lines[addr.line as usize].busy_until <= from)
+            .map(|from| ((now - from) * self.drain_overlap_ppm + 500_000) / 1_000_000)
+            .filter(|&ahead| ahead > 0);
+        if flown == 0
+            && !deferred
+            && drained_ahead.is_none()
+            && matches!(kind, Kind::Load | Kind::Rmw)
+        {
             let (flight, holder) = self.flight(tid, addr.line);
             if flight > 0 {
                 let s = &mut self.slots[tid as usize];
@@ -559,6 +580,8 @@ impl Core {
         // stall it does early: as far ahead as the thread ran under its stalls.
         let early = if kind == Kind::Prefetch {
             Early::RanAhead(self.slots[tid as usize].ahead.loads)
+        } else if let Some(ahead) = drained_ahead {
+            Early::RanAhead(ahead)
         } else if flown > 0 {
             Early::Flown {
                 ns: flown,
@@ -723,6 +746,7 @@ impl Machine {
                         deferred: false,
                         flown_to: NONE,
                         head_start: 0,
+                        drain_from: None,
                         narrow: None,
                         work_carry: 0,
                     };
@@ -734,6 +758,7 @@ impl Machine {
                 reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
                 forward_stall_ns: costs.memory.forward_stall_ns,
                 request_arrival_ppm: costs.memory.request_arrival_ppm as u64,
+                drain_overlap_ppm: costs.memory.drain_overlap_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),
             }),

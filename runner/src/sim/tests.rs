@@ -2124,3 +2124,79 @@ fn a_trace_records_a_window_of_requests_and_changes_nothing() {
     assert_eq!((&traced.0, traced.1), (&untraced.0, untraced.1));
     assert_eq!((traced.2, untraced.2), (short.events.len(), 0));
 }
+
+/// CPU 1 writes line A and CPU `b_holder` line B; CPU 0 stores to A at 10 ns, then
+/// swaps B at once (a hand-over store to a successor's node, then the next
+/// acquisition's swap on the queue's tail). If `touch_b`, B's holder adds to it (a
+/// hit, 5 ns) at 50 ns, while CPU 0's swap waits for the store. Returns when the swap
+/// completed. Threads are placed scattered: CPU 1 on the other socket (190 ns away),
+/// CPU 2 on CPU 0's (50 ns).
+fn store_then_swap(m: &Spec, b_holder: usize, touch_b: bool) -> u64 {
+    let sl = slots(m, PlacementKind::Scatter, 3);
+    let mach = machine(m, &sl, 2, 1);
+    let (a, b) = (Addr::new(0, 0), Addr::new(1, 0));
+    let done = Cell::new(0);
+    let envs = [mach.env(0), mach.env(1), mach.env(2)];
+    let writer = |i: usize| {
+        let (envs, write_a, write_b) = (&envs, i == 1, i == b_holder);
+        async move {
+            let e = &envs[i];
+            if write_a {
+                e.store(a, 2, Relaxed).await;
+            }
+            if write_b {
+                e.store(b, 2, Relaxed).await;
+                if touch_b {
+                    e.work(50).await;
+                    e.fetch_add(b, 1, Relaxed).await;
+                }
+            }
+        }
+    };
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(10).await;
+                e.store(a, 1, Relaxed).await;
+                assert_eq!(e.now(), 10, "a store does not stall");
+                e.swap(b, 1, Relaxed).await;
+                done.set(e.now());
+            }),
+            Box::pin(writer(1)),
+            Box::pin(writer(2)),
+        ],
+    );
+    done.get()
+}
+
+/// `memory { drain_overlap }`: a locked RMW executes once the older store has
+/// committed (its read-for-ownership of A, one transfer: 10 + 190 = 200), and its
+/// own request for B leaves that share of the wait earlier than the commit. B held
+/// on the other socket (190 ns):
+/// - 0: the request leaves at 200 and pays a transfer and the atomic: 395;
+/// - 1: it leaves with the store, at 10: B is there, the atomic done, at 205;
+/// - 0.5: it leaves at 105: 300.
+///
+/// With B's holder adding to it at 50–55, another request reached B while the store
+/// drained: the swap's goes out after the drain, as without the rule: 395. With B
+/// held on CPU 0's socket (50 ns) it is there at 65, but the swap executes only
+/// after the drain: 200 + 5 = 205 (255 without the rule).
+#[test]
+fn a_locked_operations_request_overlaps_the_drain_of_older_stores_by_its_share() {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    for (share, free, touched, near) in [
+        (0, 395, 395, 255),
+        (WHOLE_PPM, 205, 395, 205),
+        (WHOLE_PPM / 2, 300, 395, 205),
+    ] {
+        m.costs.memory.drain_overlap_ppm = share;
+        let got = (
+            store_then_swap(&m, 1, false),
+            store_then_swap(&m, 1, true),
+            store_then_swap(&m, 2, false),
+        );
+        assert_eq!(got, (free, touched, near), "drain_overlap {share} ppm");
+    }
+}

@@ -426,6 +426,9 @@ pub struct Measured {
     /// How far through its transfer a request for a line another core holds takes
     /// effect, when measured (`memory { request_arrival }`).
     pub request_arrival: Option<f64>,
+    /// The share of the wait for older stores a locked operation's request for its
+    /// line overlaps, when measured (`memory { drain_overlap }`).
+    pub drain_overlap: Option<f64>,
     /// Whether a load of a line another core wrote takes it whole, when measured
     /// (`memory { migratory }`).
     pub migratory: Option<bool>,
@@ -494,6 +497,7 @@ pub fn topology_as_lab_with(
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
                  # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\
                  # request_arrival = how long a holder goes on hitting after a swap is sent to it / transfer,\n\
+                 # drain_overlap = how much a store's drain and a locked add's miss overlap / the drain,\n\
                  # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer,\n\
                  # forward_stall = what a byte-wide release store adds to a loop of a compare-and-swap on the word\n",
                 m.transfer_from
@@ -569,6 +573,9 @@ pub fn topology_as_lab_with(
             }
             if let Some(r) = m.request_arrival {
                 memory.push(format!("request_arrival = {:.2}", r));
+            }
+            if let Some(r) = m.drain_overlap {
+                memory.push(format!("drain_overlap = {:.2}", r));
             }
             if m.migratory == Some(true) {
                 memory.push("migratory = true".into());

@@ -76,8 +76,8 @@ fn the_measured_topology_passes_check() {
 
 /// Every constant `topo --measure` writes into the topology item is experiment
 /// language `check` accepts: the memory block's keys (`migratory` a boolean among
-/// shares and durations, `request_arrival` a share), the futex block, `overhead`,
-/// `work_overhead`, `pause`.
+/// shares and durations, `request_arrival` and `drain_overlap` shares), the futex
+/// block, `overhead`, `work_overhead`, `pause`.
 #[test]
 fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     use locklab_runner::calibrate::FutexCosts;
@@ -97,6 +97,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         rmw_run_ahead: Some(0.99),
         reread_overlap: Some(0.97),
         request_arrival: Some(0.64),
+        drain_overlap: Some(0.91),
         migratory: Some(true),
         forward_stall_ns: Some(3.8),
         overhead_ns: Some(2.0),
@@ -118,7 +119,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     assert!(
         lab.contains("upgrade = 1.62,")
             && lab.contains(
-                "reread_overlap = 0.97, request_arrival = 0.64, migratory = true, forward_stall = 4ns }"
+                "reread_overlap = 0.97, request_arrival = 0.64, drain_overlap = 0.91, migratory = true, forward_stall = 4ns }"
             )
             && lab.contains("  overhead = 2ns\n  work_overhead = 10ns\n")
             && lab.contains(

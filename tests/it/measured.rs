@@ -19,26 +19,32 @@ const FITS: &[Fit] = &[
     Fit {
         set: "2026-12-05-xeon-6-167",
         cpu_within: 66,
-        cpu_mean_abs: 0.097,
+        cpu_mean_abs: 0.093,
         reacquired_within: 80,
     },
     Fit {
         set: "2026-12-06-xeon-6-167",
         cpu_within: 73,
-        cpu_mean_abs: 0.077,
+        cpu_mean_abs: 0.075,
         reacquired_within: 80,
     },
     Fit {
         set: "2026-12-06-xeon-6-167-gaps",
-        cpu_within: 30,
-        cpu_mean_abs: 0.142,
-        reacquired_within: 38,
+        cpu_within: 31,
+        cpu_mean_abs: 0.132,
+        reacquired_within: 37,
     },
     Fit {
         set: "2026-12-06-xeon-6-167-sleepers",
         cpu_within: 12,
         cpu_mean_abs: 0.057,
         reacquired_within: 10,
+    },
+    Fit {
+        set: "2026-12-06-xeon-6-167-lines",
+        cpu_within: 4,
+        cpu_mean_abs: 0.185,
+        reacquired_within: 4,
     },
 ];
 

@@ -539,8 +539,6 @@ impl Core {
                 (a, Kind::Rmw)
             }
         };
-        // A load or RMW of a line another core holds takes effect when it reaches
-        // that core: until then the holder's own accesses still hit.
         // A locked RMW that waited for older stores to commit asked for its line
         // while they did (`memory { drain_overlap }`): it flew then. Unless another
         // request reached the line meanwhile: this one, already decided, cannot be
@@ -550,6 +548,8 @@ impl Core {
             .filter(|&from| self.mem.lines[addr.line as usize].busy_until <= from)
             .map(|from| ((now - from) * self.drain_overlap_ppm + 500_000) / 1_000_000)
             .filter(|&ahead| ahead > 0);
+        // A load or RMW of a line another core holds takes effect when it reaches
+        // that core: until then the holder's own accesses still hit.
         if flown == 0
             && !deferred
             && drained_ahead.is_none()

@@ -41,6 +41,12 @@ const FITS: &[Fit] = &[
         reacquired_within: 10,
     },
     Fit {
+        set: "2026-12-06-xeon-6-167-held-out",
+        cpu_within: 68,
+        cpu_mean_abs: 0.092,
+        reacquired_within: 81,
+    },
+    Fit {
         set: "2026-12-06-xeon-6-167-lines",
         cpu_within: 4,
         cpu_mean_abs: 0.185,

@@ -342,6 +342,15 @@ impl Kind {
     }
 }
 
+/// `ppm` parts per million of `ns`, rounded to the nearest ns: a topology's share
+/// (`upgrade`, `rmw_run_ahead`, `reread_overlap`, `request_arrival`,
+/// `drain_overlap`) applied to a duration.
+#[inline]
+pub(crate) fn share_of(ns: u64, ppm: u64) -> u64 {
+    const WHOLE: u64 = 1_000_000;
+    (ns * ppm + WHOLE / 2) / WHOLE
+}
+
 /// How a request left its core, when not simply when it is priced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Early {
@@ -1045,8 +1054,7 @@ impl Memory {
             // `x`'s own distance levels never contain `x`.
             let far = self.fabric.farthest(x, &l.sharers);
             if l.sharers.contains(x) {
-                let ppm = self.fabric.upgrade_ppm;
-                ((far * ppm + 500_000) / 1_000_000, true)
+                (share_of(far, self.fabric.upgrade_ppm), true)
             } else {
                 (far, true)
             }

@@ -19,7 +19,7 @@
 //! same counters, same sequence numbers, without the round trip through the heap and
 //! the re-poll of its future.
 
-use super::coherence::{Early, Fabric, Kind, Memory, TraceEvent, NONE};
+use super::coherence::{share_of, Early, Fabric, Kind, Memory, TraceEvent, NONE};
 use crate::env::{Addr, Env, Grant, Handoff, Holder, WaitStart, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::{Costs, WHOLE_PPM};
@@ -263,7 +263,7 @@ impl Core {
             return 0;
         }
         let l = &self.mem.lines[line as usize];
-        let overlap = (l.request_ns * self.reread_overlap_ppm + 500_000) / 1_000_000;
+        let overlap = share_of(l.request_ns, self.reread_overlap_ppm);
         overlap.min(commit.saturating_sub(l.invalidated_at.max(from)))
     }
 
@@ -288,8 +288,10 @@ impl Core {
         }
         const WHOLE: u64 = WHOLE_PPM as u64;
         let cost = self.mem.fabric.cost(owner, tid);
-        let ppm = |p: u64| (cost * p + WHOLE / 2) / WHOLE;
-        let (lo, hi) = (ppm((2 * a).saturating_sub(WHOLE)), ppm((2 * a).min(WHOLE)));
+        let (lo, hi) = (
+            share_of(cost, (2 * a).saturating_sub(WHOLE)),
+            share_of(cost, (2 * a).min(WHOLE)),
+        );
         (lo + self.mem.phase(tid, hi - lo + 1), owner)
     }
 
@@ -366,7 +368,7 @@ impl Core {
         if self.run_ahead_ns > 0 {
             let cap = self.run_ahead_ns;
             let work = if locked {
-                (ns * self.rmw_run_ahead_ppm + 500_000) / 1_000_000
+                share_of(ns, self.rmw_run_ahead_ppm)
             } else {
                 ns
             };
@@ -546,7 +548,7 @@ impl Core {
         // instead, it hands the releaser races it loses natively: docs/validation.md).
         let drained_ahead = std::mem::take(&mut self.slots[tid as usize].drain_from)
             .filter(|&from| self.mem.lines[addr.line as usize].busy_until <= from)
-            .map(|from| ((now - from) * self.drain_overlap_ppm + 500_000) / 1_000_000)
+            .map(|from| share_of(now - from, self.drain_overlap_ppm))
             .filter(|&ahead| ahead > 0);
         // A load or RMW of a line another core holds takes effect when it reaches
         // that core: until then the holder's own accesses still hit.

@@ -76,8 +76,8 @@ pub enum Command {
         sim_vs_native: bool,
         /// With --sim-vs-native: how far a simulated value may be from the native one
         /// and be "within tolerance", as a percentage (`10%`) or a fraction (`0.1`).
-        /// Not for the re-acquired share, a fraction itself: its residual is sim −
-        /// native, within 0.1.
+        /// Not for the waited and re-acquired shares, fractions themselves: their
+        /// residual is sim − native, within 0.1.
         #[arg(long, value_name = "TOLERANCE", value_parser = parse_tolerance, default_value = "15%", requires = "sim_vs_native")]
         tolerance: f64,
         /// With --sim-vs-native: pool every native repetition. By default, where the

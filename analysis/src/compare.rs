@@ -49,14 +49,24 @@ pub const HEADLINE: &[&str] = &["throughput_ops_s", "wait_p99_ns", "fairness_fac
 
 /// What the simulator is validated on against the hardware: CPU time per
 /// acquisition first (robust to a shared machine's noise: time the threads did not
-/// get does not count), then throughput and the wait tail, and who won the race for
-/// the lock ([`REACQUIRED_SHARE`]).
+/// get does not count), then throughput and the wait tail, whether the threads
+/// queue ([`WAITED_SHARE`]) and who won the race for the lock ([`REACQUIRED_SHARE`]).
 pub const VALIDATION: &[&str] = &[
     "cpu_ns_per_acq",
     "throughput_ops_s",
     "wait_p99_ns",
+    WAITED_SHARE,
     REACQUIRED_SHARE,
 ];
+
+/// The share of acquisitions that waited, `waits / acquisitions` per repetition:
+/// whether the threads queue for the lock or take turns without waiting. At two
+/// threads both happen, natively as simulated, and which one a run settles in can
+/// move CPU time per acquisition by 1.5 to 2 times (docs/validation.md, "Queueing or
+/// taking turns"): a residual in cost beside one in this share comes from the
+/// dynamics, not from a cost. A fraction, as [`REACQUIRED_SHARE`]; not measured in
+/// records written before 6 December 2026 (no `waits` column).
+pub const WAITED_SHARE: &str = "waited_share";
 
 /// The share of acquisitions that went to the thread that released the lock last,
 /// `reacquisitions / acquisitions` per repetition: whether the simulation gets a
@@ -66,21 +76,47 @@ pub const VALIDATION: &[&str] = &[
 /// holder's mark (`recording = sampled` with `lines = 0`).
 pub const REACQUIRED_SHARE: &str = "reacquired_share";
 
-/// How far a simulated [`REACQUIRED_SHARE`] may lie from the native one and be
-/// "within tolerance": 0.1, about the spread of the native share between runs on a
-/// virtual machine (docs/validation.md).
+/// How far a simulated share ([`SHARES`]) may lie from the native one and be
+/// "within tolerance": 0.1, about the spread of the native re-acquired share between
+/// runs on a virtual machine (docs/validation.md).
 pub const SHARE_TOLERANCE: f64 = 0.1;
+
+/// The shares of acquisitions `compare` derives, each from its count column: a
+/// residual in one is the difference sim − native, not a ratio.
+const SHARES: &[(&str, &str)] = &[
+    (WAITED_SHARE, "waits"),
+    (REACQUIRED_SHARE, "reacquisitions"),
+];
+
+/// Whether `metric` is one of the derived [`SHARES`].
+fn is_share(metric: &str) -> bool {
+    SHARES.iter().any(|(share, _)| *share == metric)
+}
 
 /// The default tolerance of a simulated value against the native one: ±15 %.
 pub const SIM_TOLERANCE: f64 = 0.15;
 
-/// A residual as printed: a difference for [`REACQUIRED_SHARE`], else relative.
+/// A residual as printed: a difference for a share ([`SHARES`]), else relative.
 fn residual_label(metric: &str, x: f64) -> String {
-    if metric == REACQUIRED_SHARE {
+    if is_share(metric) {
         format!("{x:+.3}")
     } else {
         format!("{:+.1} %", 100.0 * x)
     }
+}
+
+/// The points outside the tolerance in CPU time per acquisition, by whether the share
+/// of acquisitions that waited is outside too ([`Comparison::regimes`]); in `compare
+/// --format json` as `regimes`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Regimes {
+    /// Points whose [`WAITED_SHARE`] is outside its tolerance as well: the simulated
+    /// threads queue where the native ones take turns, or the other way round.
+    pub other_regime: Vec<String>,
+    /// The others outside whose share is within its tolerance.
+    pub same_regime: usize,
+    /// The others outside whose share was not measured.
+    pub unmeasured: usize,
 }
 
 /// One metric's residuals over every point ([`Comparison::residual_summary`]); in
@@ -102,13 +138,13 @@ pub struct ResidualSummary {
 }
 
 impl ResidualSummary {
-    /// ", mean |sim − native| 5.8 %" (a difference of shares for
-    /// `reacquired_share`), with the infinite residuals left out said so.
+    /// ", mean |sim − native| 5.8 %" (a difference for a share, [`SHARES`]), with
+    /// the infinite residuals left out said so.
     fn mean_label(&self) -> String {
         let Some(m) = self.mean_abs else {
             return String::new();
         };
-        let value = if self.metric == REACQUIRED_SHARE {
+        let value = if is_share(&self.metric) {
             format!("{m:.3}")
         } else {
             format!("{:.1} %", 100.0 * m)
@@ -163,7 +199,7 @@ pub struct CompareRow {
     /// "A", "B" or "A+B".
     pub noise: String,
     /// Sim vs native: the simulator's residual, A / B − 1 of the medians (+0.10: the
-    /// simulation says 10 % more than the hardware); for [`REACQUIRED_SHARE`] the
+    /// simulation says 10 % more than the hardware); for a share ([`SHARES`]) the
     /// difference A − B.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub residual: Option<f64>,
@@ -307,9 +343,12 @@ fn samples(r: &Results) -> Result<Samples> {
             .filter(|m| schema.contains(m))
             .map(|m| col(*m)),
     );
-    if schema.contains("reacquisitions") {
-        sel.push(col("reacquisitions"));
-    }
+    let counts: Vec<&str> = SHARES
+        .iter()
+        .map(|(_, count)| *count)
+        .filter(|count| schema.contains(count))
+        .collect();
+    sel.extend(counts.iter().map(|count| col(*count)));
     sel.push(col("noise"));
     let df = r
         .points
@@ -325,11 +364,16 @@ fn samples(r: &Results) -> Result<Samples> {
     let window = f64_values(&df, "window_ns")?;
     let acqs = f64_values(&df, "acquisitions")?;
     let noise = str_values(&df, "noise")?;
-    let reacquisitions = if schema.contains("reacquisitions") {
-        f64_values(&df, "reacquisitions")?
-    } else {
-        vec![f64::NAN; df.height()]
-    };
+    // Each share's numerator, NaN where the records lack its column.
+    let mut numerators = BTreeMap::new();
+    for (share, count) in SHARES {
+        let v = if counts.contains(count) {
+            f64_values(&df, count)?
+        } else {
+            vec![f64::NAN; df.height()]
+        };
+        numerators.insert(*share, v);
+    }
     let mut out: Samples = BTreeMap::new();
     for i in 0..df.height() {
         let flagged = if noise[i].starts_with("flagged") {
@@ -358,9 +402,9 @@ fn samples(r: &Results) -> Result<Samples> {
                 } else {
                     threads[i] * window[i] / acqs[i]
                 }
-            } else if *m == REACQUIRED_SHARE {
+            } else if let Some(numerator) = numerators.get(m) {
                 if acqs[i] > 0.0 {
-                    reacquisitions[i] / acqs[i]
+                    numerator[i] / acqs[i]
                 } else {
                     f64::NAN
                 }
@@ -693,7 +737,7 @@ pub fn compare_pooled(a: &Path, bs: &[PathBuf], opts: &CompareOptions) -> Result
             let seed = stats::seed_for(&format!("compare/{id}/{mode}/{metric}"));
             let ratio = stats::bootstrap(&[xa.clone(), xb.clone()], seed, |m| vec![m[1] / m[0]])[0];
             let (a_med, b_med) = (stats::median_ci(xa), stats::median_ci(xb));
-            let share = *metric == REACQUIRED_SHARE;
+            let share = is_share(metric);
             let residual = opts
                 .sim_vs_native
                 .then(|| {
@@ -889,6 +933,36 @@ impl Comparison {
         Some(VALIDATION.iter().filter_map(|m| by.remove(m)).collect())
     }
 
+    /// Sim vs native: the points whose CPU time per acquisition lies outside the
+    /// tolerance, split by whether their [`WAITED_SHARE`] does too: there the
+    /// simulated threads queue where the native ones take turns, or the other way
+    /// round, and the residual is the dynamics, not a cost (docs/validation.md,
+    /// "Queueing or taking turns, measured"). `None` without residuals or without a
+    /// measured share.
+    pub fn regimes(&self) -> Option<Regimes> {
+        let verdict_of = |id: &str, metric: &str| {
+            self.rows
+                .iter()
+                .find(|r| r.point_id == id && r.metric == metric && r.residual.is_some())
+                .map(|r| r.verdict)
+        };
+        let mut out = Regimes::default();
+        let mut measured = false;
+        for r in self.rows.iter().filter(|r| r.metric == VALIDATION[0]) {
+            let waited = verdict_of(&r.point_id, WAITED_SHARE);
+            measured |= waited.is_some();
+            if r.verdict != CompareVerdict::OutsideTolerance {
+                continue;
+            }
+            match waited {
+                Some(CompareVerdict::OutsideTolerance) => out.other_regime.push(r.point_id.clone()),
+                Some(_) => out.same_regime += 1,
+                None => out.unmeasured += 1,
+            }
+        }
+        measured.then_some(out)
+    }
+
     /// Sim vs native, CPU time per acquisition: per sweep axis of two values or more,
     /// per value, how many of its points are within the tolerance and of how many
     /// (the validation's "which workloads, which thread counts" at a glance).
@@ -989,6 +1063,27 @@ impl Comparison {
                 residual_label(&r.metric, r.largest),
                 r.mean_label()
             ));
+        }
+        if let Some(g) = self.regimes() {
+            let outside = g.other_regime.len() + g.same_regime + g.unmeasured;
+            if outside > 0 {
+                let which = if g.other_regime.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", g.other_regime.join("; "))
+                };
+                let unmeasured = match g.unmeasured {
+                    0 => String::new(),
+                    k => format!(", {k} with no measured {WAITED_SHARE}"),
+                };
+                out.push_str(&format!(
+                    "residuals: {} outside tolerance at {outside} points: {} where the threads queue otherwise than natively ({} outside too){which}, {} in the same regime{unmeasured}\n",
+                    VALIDATION[0],
+                    g.other_regime.len(),
+                    WAITED_SHARE,
+                    g.same_regime
+                ));
+            }
         }
         for (axis, counts) in self.residuals_by_axis() {
             let counts: Vec<String> = counts

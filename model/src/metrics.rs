@@ -217,6 +217,8 @@ pub const METRICS: &[Metric] = &[
         "workload operations completed inside the measured window: acquisitions for `single`; passes, requests or worker bursts for the other workloads"),
     metric!("count", "hand-offs", Count, H, Sum, Neither, NON_NEGATIVE,
         "hand-offs from a holder on `from_node` to the next holder, another thread, on `to_node`"),
+    metric!("waits", "acquisitions that waited", Count, PT, Sum, Neither, NON_NEGATIVE,
+        "acquisitions inside the measured window whose wait was above zero: in the single-lock workload, those whose first attempt failed (see \"When a wait begins\"), so that `acquisitions` less `waits` went straight in and `waits` / `acquisitions` (`compare`'s `waited_share`) says whether the threads queue or take turns; in the other workloads, whose waits run from the start of `acquire`, nearly every one; null in records written before 6 December 2026"),
     metric!("waits_censored", "waits cut off by the window's end", Count, PT, Sum, Neither, NON_NEGATIVE,
         "waits still running at the end of the measured window; each counts in the wait statistics and in bypass with its length and grants so far (lower bounds), so a thread that never acquires shows a wait of at least the window"),
     metric!("reacquisitions", "re-acquisitions", Count, PT, Sum, Neither, NON_NEGATIVE,
@@ -377,7 +379,10 @@ mod tests {
             .take_while(|m| m.unit == Count)
             .map(|m| m.name)
             .collect();
-        assert_eq!(counts, ["acquisitions", "waits_censored", "reacquisitions"]);
+        assert_eq!(
+            counts,
+            ["acquisitions", "waits", "waits_censored", "reacquisitions"]
+        );
     }
 
     #[test]

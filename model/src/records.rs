@@ -51,6 +51,12 @@ pub struct PointRecord {
     /// Workload operations (= acquisitions for single-lock; passes, requests, wake-ups
     /// for the others).
     pub ops: u64,
+    /// Acquisitions in the window that waited (a wait above zero: in the single-lock
+    /// workload, whose first attempt failed; in the others, whose waits run from the
+    /// start of `acquire`, nearly all); `None` in records written before 6 December
+    /// 2026, which did not count them.
+    #[serde(default)]
+    pub waits: Option<u64>,
     /// Waits still running at the end of the window, counted in the wait statistics
     /// and bypass with their length up to the end (lower bounds).
     #[serde(default)]
@@ -111,7 +117,9 @@ pub struct ThreadRecord {
     pub node: u32,
     pub class: String,
     pub acquisitions: u64,
-    /// As in [`PointRecord`], for this thread and class.
+    // These three as in [`PointRecord`], for this thread and class.
+    #[serde(default)]
+    pub waits: Option<u64>,
     #[serde(default)]
     pub waits_censored: u64,
     #[serde(default)]

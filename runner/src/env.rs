@@ -229,6 +229,14 @@ pub trait Env {
     fn recorded(&self) -> bool {
         true
     }
+    /// Right after `acquire`, for an acquisition that is only counted (not
+    /// `recorded`): whether its first attempt failed, known though its wait was not
+    /// timed (`waits`). The default (never called: the simulator records every
+    /// acquisition) is no.
+    #[inline(always)]
+    fn acquire_waited(&self) -> bool {
+        false
+    }
     /// After the release of an acquisition that is only counted (not `recorded`):
     /// the time to count it at, and when its wait began if it waited. The default
     /// (never called: the simulator records every acquisition) is `now()`, no wait.

@@ -94,6 +94,8 @@ struct ClassStats {
     censored_max: (u64, u64),
     /// Grants to this thread in the window after it held the lock last.
     reacquisitions: u64,
+    /// Waits above zero that ended in the window: acquisitions that waited.
+    waited: u64,
 }
 
 impl ClassStats {
@@ -110,6 +112,7 @@ impl ClassStats {
             done_max: (0, 0),
             censored_max: (0, 0),
             reacquisitions: 0,
+            waited: 0,
         }
     }
 
@@ -128,6 +131,7 @@ impl ClassStats {
             self.censored += 1;
             &mut self.censored_max
         } else {
+            self.waited += u64::from(wait_ns > 0);
             &mut self.done_max
         };
         *m = (m.0.max(wait_ns), m.1.max(bypass));
@@ -437,6 +441,16 @@ impl ThreadStats {
         self.count_in_fairness_window(granted_ns, n);
     }
 
+    /// Of `n` acquisitions counted at `granted_ns` ([`Self::count_acquires`]), those
+    /// whose first attempt failed: they count in `waits` (natively, where a counted
+    /// acquisition's wait is known to have happened, though not timed). Ignored
+    /// outside the measured window.
+    pub fn count_waited(&mut self, class: usize, granted_ns: u64, n: u64) {
+        if self.window.contains(granted_ns) {
+            self.classes[class].waited += n;
+        }
+    }
+
     /// Whether grants are recorded in order (see [`Self::without_grant_order`]).
     pub fn grant_order(&self) -> bool {
         self.grant_order
@@ -633,7 +647,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
     let mut bypass_max = 0u64;
     let mut bypass_sum = 0u128;
     let mut bypass_n = 0u64;
-    let (mut censored, mut reacquisitions) = (0u64, 0u64);
+    let (mut censored, mut reacquisitions, mut waited) = (0u64, 0u64, 0u64);
     let (mut done_max, mut censored_max) = ((0u64, 0u64), (0u64, 0u64));
     for t in threads {
         for c in &t.classes {
@@ -644,6 +658,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
             bypass_max = bypass_max.max(c.bypass_max);
             censored += c.censored;
             reacquisitions += c.reacquisitions;
+            waited += c.waited;
             done_max = (done_max.0.max(c.done_max.0), done_max.1.max(c.done_max.1));
             censored_max = (
                 censored_max.0.max(c.censored_max.0),
@@ -732,6 +747,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
         window_ns,
         acquisitions,
         ops,
+        waits: Some(waited),
         waits_censored: censored,
         reacquisitions: reacquisitions_measured.then_some(reacquisitions),
         throughput_ops_s: nan_if_zero_div(ops as f64, secs),
@@ -803,6 +819,7 @@ pub fn summarize(ctx: &RunContext, threads: &[ThreadStats]) -> RunRecord {
                 node: t.node,
                 class: t.class_names[ci].clone(),
                 acquisitions: c.acquisitions,
+                waits: Some(c.waited),
                 waits_censored: c.censored,
                 reacquisitions: t.reacquisitions_measured().then_some(c.reacquisitions),
                 share: nan_if_zero_div(c.acquisitions as f64, acquisitions as f64),
@@ -1119,6 +1136,30 @@ mod tests {
         assert_eq!(both.point.reacquisitions, Some(5));
         assert_eq!(both.threads[1].reacquisitions, Some(0));
         assert!(both.point.bypass_max.is_nan(), "still no grant order");
+    }
+
+    #[test]
+    fn waits_count_the_acquisitions_that_waited_recorded_or_counted() {
+        // Recorded: a wait above zero is one, a zero wait is not, nor is a wait cut
+        // off by the window's end, nor one granted outside the window.
+        let mut a = ThreadStats::new(0, 0, window(), &["lock"], 0);
+        a.record_acquire(0, 200, 0, 0, Handoff::Unheld);
+        a.record_acquire(0, 300, 40, 0, Handoff::Unheld);
+        a.record_acquire(0, 400, 7, 0, Handoff::Unheld);
+        a.record_acquire(0, 50, 9, 0, Handoff::Unheld); // warm-up
+        a.wait(Waiting::new(0, 0, 1_000));
+        a.censor(0);
+        // Counted (native `sampled`): the waited ones among them, in the window only.
+        let mut b = ThreadStats::new(1, 0, window(), &["lock"], 0).without_grant_order();
+        b.count_acquires(0, 50, 4);
+        b.count_waited(0, 50, 4); // warm-up: ignored
+        b.count_acquires(0, 500, 10);
+        b.count_waited(0, 500, 3);
+        let r = summarize(&ctx(), &[a, b]);
+        assert_eq!(r.threads[0].waits, Some(2));
+        assert_eq!(r.threads[0].waits_censored, 1);
+        assert_eq!(r.threads[1].waits, Some(3));
+        assert_eq!((r.point.waits, r.point.acquisitions), (Some(5), 13));
     }
 
     #[test]

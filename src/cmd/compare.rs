@@ -133,6 +133,10 @@ pub fn run(
             if let Some(r) = cmp.residual_summary() {
                 doc["residuals"] = serde_json::json!(r);
             }
+            // The points outside in CPU time: another regime, or the same.
+            if let Some(g) = cmp.regimes() {
+                doc["regimes"] = serde_json::json!(g);
+            }
             // Only a pooled comparison has more than one B.
             if !cmp.b_more.is_empty() {
                 doc["b_more"] = serde_json::json!(cmp.b_more);

@@ -30,6 +30,7 @@ pub(super) type Fields<R> = &'static [(&'static str, Field<R>)];
 pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
     ("acquisitions", Field::Count(|p| Some(p.acquisitions))),
     ("ops", Field::Count(|p| Some(p.ops))),
+    ("waits", Field::Count(|p| p.waits)),
     ("waits_censored", Field::Count(|p| Some(p.waits_censored))),
     ("reacquisitions", Field::Count(|p| p.reacquisitions)),
     ("throughput_ops_s", Field::Measure(|p| p.throughput_ops_s)),
@@ -76,6 +77,7 @@ pub(super) const POINT_FIELDS: Fields<PointRecord> = &[
 
 pub(super) const THREAD_FIELDS: Fields<ThreadRecord> = &[
     ("acquisitions", Field::Count(|t| Some(t.acquisitions))),
+    ("waits", Field::Count(|t| t.waits)),
     ("waits_censored", Field::Count(|t| Some(t.waits_censored))),
     ("reacquisitions", Field::Count(|t| t.reacquisitions)),
     ("share", Field::Measure(|t| t.share)),

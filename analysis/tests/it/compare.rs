@@ -1,6 +1,6 @@
 use crate::common::*;
 use locklab_analysis::compare::{
-    compare, compare_pooled, CompareOptions, CompareVerdict, REACQUIRED_SHARE,
+    compare, compare_pooled, CompareOptions, CompareVerdict, REACQUIRED_SHARE, WAITED_SHARE,
 };
 use locklab_analysis::ResultsWriter;
 use locklab_model::plan::{Costs, Mode, Plan, Topology};
@@ -115,8 +115,9 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         let sim_cpu =
             f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
         n.point.cpu_ns_per_acq = sim_cpu / 1.1;
-        // And a releaser that never took the lock back.
+        // And a releaser that never took the lock back, from threads that all queued.
         n.point.reacquisitions = Some(0);
+        n.point.waits = Some(n.point.acquisitions);
         for t in &mut n.threads {
             t.mode = Mode::Native;
         }
@@ -147,7 +148,22 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         assert!((row.residual.unwrap() - share).abs() < 1e-9, "{share}");
         let within = share <= locklab_analysis::compare::SHARE_TOLERANCE;
         assert_eq!(row.verdict == CompareVerdict::WithinTolerance, within);
+        // So is the waited share's: the simulated share less the native 1.
+        let waited = r.point.waits.unwrap() as f64 / r.point.acquisitions as f64;
+        let row = c
+            .rows
+            .iter()
+            .find(|x| x.point_id == r.point.point_id && x.metric == WAITED_SHARE)
+            .unwrap();
+        assert!(
+            (row.residual.unwrap() - (waited - 1.0)).abs() < 1e-9,
+            "{waited}"
+        );
+        assert_eq!(row.verdict, CompareVerdict::OutsideTolerance, "{waited}");
     }
+    // Every CPU time within: no point outside to sort by regime.
+    let g = c.regimes().expect("the waited share is measured");
+    assert!(g.other_regime.is_empty() && g.same_regime == 0, "{g:?}");
     assert_eq!(
         c.rows.len(),
         plan.points.len() * locklab_analysis::compare::VALIDATION.len()
@@ -707,4 +723,49 @@ fn no_wait_on_either_side_is_agreement() {
         assert_eq!(r.residual, Some(0.0), "{r:?}");
         assert_eq!(r.verdict, CompareVerdict::WithinTolerance, "{r:?}");
     }
+}
+
+#[test]
+fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
+    // Natively every point costs half the simulated CPU time (+100 %, outside); at
+    // the first point the native threads all waited, in every repetition (the
+    // simulated half: another regime), at the others as many as simulated (the same
+    // regime, a cost).
+    let plan = plan();
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(&plan);
+    let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
+    for r in all_records(&plan) {
+        w.write(&r).unwrap();
+        let mut n = r.clone();
+        n.point.mode = Mode::Native;
+        n.point.cpu_ns_per_acq = f64::from(r.point.threads) * r.point.window_ns as f64
+            / r.point.acquisitions as f64
+            / 2.0;
+        if r.point.point == 0 {
+            n.point.waits = Some(n.point.acquisitions);
+        }
+        for t in &mut n.threads {
+            t.mode = Mode::Native;
+        }
+        for h in &mut n.handoffs {
+            h.mode = Mode::Native;
+        }
+        w.write(&n).unwrap();
+    }
+    w.finish(&m).unwrap();
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let c = compare(dir.path(), dir.path(), &opts).unwrap();
+    let g = c.regimes().unwrap();
+    let first = all_records(&plan)[0].point.point_id.clone();
+    assert_eq!(g.other_regime, vec![first.clone()]);
+    assert_eq!(g.same_regime, plan.points.len() - 1);
+    assert!(c.table().contains(&format!(
+        "outside tolerance at {} points: 1 where the threads queue otherwise than natively (waited_share outside too) ({first}), {} in the same regime",
+        plan.points.len(),
+        plan.points.len() - 1
+    )));
 }

@@ -818,6 +818,15 @@ impl Env for NativeEnv<'_> {
         self.order == GrantOrder::Recorded || self.timed()
     }
 
+    /// A failed attempt either spun (counted, untimed) or began a timed wait.
+    #[inline(always)]
+    fn acquire_waited(&self) -> bool {
+        self.state
+            .acquisition
+            .get()
+            .has(Acquisition::SPUN | Acquisition::WAITED)
+    }
+
     #[inline(always)]
     fn acquire_counted(&self, start: u64) -> (u64, Option<u64>) {
         let s = &*self.state;

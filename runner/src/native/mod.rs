@@ -685,6 +685,29 @@ mod tests {
     }
 
     #[test]
+    fn a_counted_acquisition_knows_whether_its_first_attempt_failed() {
+        // Sampled, two threads: most acquisitions are only counted. One whose
+        // attempt failed (a spin) has waited from then on; the next acquisition
+        // starts afresh, so a spin in a release (MCS's) is not the next one's.
+        let arena = Arena::new(1, 1);
+        let env = NativeEnv::new(&arena, 0, 2, 0, ticking(Recording::Sampled));
+        let mut counted = 0;
+        for _ in 0..1_000 {
+            env.acquire_start();
+            if env.recorded() {
+                continue;
+            }
+            counted += 1;
+            assert!(!env.acquire_waited(), "a fresh acquisition has not waited");
+            block_on(env.pause());
+            assert!(env.acquire_waited(), "a failed attempt's spin");
+            block_on(env.pause());
+            assert!(env.acquire_waited());
+        }
+        assert!(counted > 900, "{counted}");
+    }
+
+    #[test]
     fn a_masked_store_writes_its_field_only() {
         use crate::env::Addr;
         use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};

@@ -193,16 +193,17 @@ struct Counted {
     n: u64,
     /// Of those, re-acquisitions the holder's mark told ([`Locks::mark_holder`]).
     reacquired: u64,
+    /// Of those, acquisitions whose first attempt failed ([`Env::acquire_waited`]).
+    waited: u64,
     at: u64,
 }
 
 impl Counted {
     #[inline(always)]
-    fn add(&mut self, at: u64, reacquired: bool) {
+    fn add(&mut self, at: u64, reacquired: bool, waited: bool) {
         self.n += 1;
-        if reacquired {
-            self.reacquired += 1;
-        }
+        self.reacquired += u64::from(reacquired);
+        self.waited += u64::from(waited);
         self.at = at;
     }
 
@@ -211,7 +212,7 @@ impl Counted {
     fn flush(&mut self, stats: &mut crate::stats::ThreadStats, ops: &mut u64) {
         if self.n > 0 {
             *ops += hand_over(self.clone(), stats);
-            (self.n, self.reacquired) = (0, 0);
+            (self.n, self.reacquired, self.waited) = (0, 0, 0);
         }
     }
 }
@@ -224,6 +225,7 @@ impl Counted {
 fn hand_over(c: Counted, stats: &mut crate::stats::ThreadStats) -> u64 {
     stats.count_acquires(0, c.at, c.n);
     stats.count_reacquisitions(0, c.at, c.reacquired);
+    stats.count_waited(0, c.at, c.waited);
     if stats.window().contains(c.at) {
         c.n
     } else {
@@ -255,13 +257,15 @@ macro_rules! operation {
             // no grant order, and no clock unless it waited (`Env::acquire_counted`).
             let local = &mut *$t.local;
             $run!(lock.acquire(env, local));
+            // Read here, before the release can spin (MCS's, for its successor).
+            let waited = env.acquire_waited();
             $run!(locks.touch(env, 0));
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
             $run!(env.work(p.critical_ns(env)));
             $run!(lock.release(env, local));
             let (at, waited_from) = env.acquire_counted(t0);
             match waited_from {
-                None => $counted.add(at, reacquired),
+                None => $counted.add(at, reacquired, waited),
                 Some(from) => {
                     // It waited: counted at its own clock reading, and its wait cut
                     // off at the window's end if it was still running then.
@@ -279,7 +283,7 @@ macro_rules! operation {
                             $ops += 1;
                         }
                     } else {
-                        $counted.add(at, reacquired);
+                        $counted.add(at, reacquired, waited);
                     }
                 }
             }

@@ -105,6 +105,32 @@ fn sampled_recording_counts_every_acquisition_and_keeps_no_grant_order() {
 }
 
 #[test]
+fn sampled_recording_counts_every_acquisition_that_waited() {
+    // Waits are timed in a sample (one acquisition in 64 without work), but every
+    // failed first attempt is counted (`waits`): none for a run's only thread; with
+    // two threads at a FIFO lock that both take many times, some.
+    let n = map().len().min(2) as u32;
+    for threads in 1..=n {
+        let r = run_sampled(&point(LockAlgo::Ticket, single(0, 0, 0), threads, None));
+        progressed_or_lost_cpu(&r, "waits");
+        let pt = &r.point;
+        assert_eq!(
+            pt.extra["acquisitions_timed_every"], 64.0,
+            "most only counted"
+        );
+        let waits = pt.waits.expect("counted");
+        let per_thread: Option<u64> = r.threads.iter().map(|t| t.waits).sum();
+        assert_eq!(per_thread, Some(waits));
+        assert!(waits <= pt.acquisitions, "{waits} of {}", pt.acquisitions);
+        if threads == 1 {
+            assert_eq!(waits, 0);
+        } else if r.threads.iter().all(|t| t.acquisitions > 1_000) {
+            assert!(waits > 0, "{} acquisitions, none waited", pt.acquisitions);
+        }
+    }
+}
+
+#[test]
 fn drawn_lengths_are_drawn_per_operation_natively() {
     // Fixed lengths and no work run loops of their own (`single::Params::run_driven`);
     // a distribution is drawn at every operation. Outside stretches of 1-2 ms leave a

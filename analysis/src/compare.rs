@@ -63,7 +63,7 @@ pub const VALIDATION: &[&str] = &[
 /// whether the threads queue for the lock or take turns without waiting. At two
 /// threads both happen, natively as simulated, and which one a run settles in can
 /// move CPU time per acquisition by 1.5 to 2 times (docs/validation.md, "Queueing or
-/// taking turns"): a residual in cost beside one in this share comes from the
+/// taking turns, measured"): a residual in cost beside one in this share comes from the
 /// dynamics, not from a cost. A fraction, as [`REACQUIRED_SHARE`]; not measured in
 /// records written before 6 December 2026 (no `waits` column).
 pub const WAITED_SHARE: &str = "waited_share";
@@ -1070,14 +1070,14 @@ impl Comparison {
                 let which = if g.other_regime.is_empty() {
                     String::new()
                 } else {
-                    format!(" ({})", g.other_regime.join("; "))
+                    format!(": {}", g.other_regime.join("; "))
                 };
                 let unmeasured = match g.unmeasured {
                     0 => String::new(),
                     k => format!(", {k} with no measured {WAITED_SHARE}"),
                 };
                 out.push_str(&format!(
-                    "residuals: {} outside tolerance at {outside} points: {} where the threads queue otherwise than natively ({} outside too){which}, {} in the same regime{unmeasured}\n",
+                    "residuals: {} outside tolerance at {outside} points: {} where the threads queue otherwise than natively ({} outside too{which}), {} in the same regime{unmeasured}\n",
                     VALIDATION[0],
                     g.other_regime.len(),
                     WAITED_SHARE,

@@ -110,20 +110,12 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         // Natively: half the throughput, and CPU time per acquisition 10 % below the
         // simulation's threads × window / acquisitions.
         let mut n = r.clone();
-        n.point.mode = Mode::Native;
         n.point.throughput_ops_s *= 0.5;
-        let sim_cpu =
-            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
-        n.point.cpu_ns_per_acq = sim_cpu / 1.1;
+        n.point.cpu_ns_per_acq = sim_cpu(&r) / 1.1;
         // And a releaser that never took the lock back, from threads that all queued.
         n.point.reacquisitions = Some(0);
         n.point.waits = Some(n.point.acquisitions);
-        for t in &mut n.threads {
-            t.mode = Mode::Native;
-        }
-        for h in &mut n.handoffs {
-            h.mode = Mode::Native;
-        }
+        mark_native(&mut n);
         w.write(&n).unwrap();
     }
     w.finish(&m).unwrap();
@@ -239,6 +231,23 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
     }
 }
 
+/// The simulation's CPU time per acquisition of `r`: threads × window / acquisitions
+/// (a simulated thread is on its CPU all window long).
+fn sim_cpu(r: &locklab_model::records::RunRecord) -> f64 {
+    f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64
+}
+
+/// `r`'s point, threads and hand-offs marked native.
+fn mark_native(r: &mut locklab_model::records::RunRecord) {
+    r.point.mode = Mode::Native;
+    for t in &mut r.threads {
+        t.mode = Mode::Native;
+    }
+    for h in &mut r.handoffs {
+        h.mode = Mode::Native;
+    }
+}
+
 /// A native run of `plan` whose CPU time per acquisition is the simulation's
 /// (threads × window / acquisitions) divided by `by`.
 fn native_dir(plan: &Plan, by: f64) -> tempfile::TempDir {
@@ -248,15 +257,9 @@ fn native_dir(plan: &Plan, by: f64) -> tempfile::TempDir {
 /// [`native_dir`] on host `hostname`.
 fn native_dir_on(plan: &Plan, by: f64, hostname: &str) -> tempfile::TempDir {
     dir_of(plan, 1.0, hostname, Mode::Native, |r| {
-        let sim_cpu =
-            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
+        let sim_cpu = sim_cpu(r);
         r.point.cpu_ns_per_acq = sim_cpu / by;
-        for t in &mut r.threads {
-            t.mode = Mode::Native;
-        }
-        for h in &mut r.handoffs {
-            h.mode = Mode::Native;
-        }
+        mark_native(r);
     })
 }
 
@@ -507,8 +510,7 @@ fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
     // simulation, on the simulated machine 1/1.1 of it.
     let native = dir_of(&plan, 1.0, "labhost", Mode::Native, |r| {
         let moved = r.point.rep < 3 || r.point.point == 0;
-        let sim_cpu =
-            f64::from(r.point.threads) * r.point.window_ns as f64 / r.point.acquisitions as f64;
+        let sim_cpu = sim_cpu(r);
         r.point.cpu_ns_per_acq = if moved { sim_cpu * 2.0 } else { sim_cpu / 1.1 };
         let (before, after) = if moved { (121.0, 123.0) } else { (22.0, 23.5) };
         r.point.extra.insert(PAIR_TRANSFER_BEFORE.into(), before);
@@ -516,12 +518,7 @@ fn native_repetitions_on_another_placement_of_the_cpus_are_left_out() {
         r.point
             .extra
             .insert(PAIR_TRANSFER.into(), (before + after) / 2.0);
-        for t in &mut r.threads {
-            t.mode = Mode::Native;
-        }
-        for h in &mut r.handoffs {
-            h.mode = Mode::Native;
-        }
+        mark_native(r);
     });
     let cpu_rows = |c: &locklab_analysis::compare::Comparison| {
         c.rows
@@ -704,9 +701,7 @@ fn no_wait_on_either_side_is_agreement() {
     let sim = dir_of(&plan(), 1.0, "labhost", Mode::Sim, zero);
     let native = dir_of(&plan(), 1.0, "labhost", Mode::Native, |r| {
         zero(r);
-        for t in &mut r.threads {
-            t.mode = Mode::Native;
-        }
+        mark_native(r);
     });
     let opts = CompareOptions {
         sim_vs_native: true,
@@ -738,19 +733,11 @@ fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
     for r in all_records(&plan) {
         w.write(&r).unwrap();
         let mut n = r.clone();
-        n.point.mode = Mode::Native;
-        n.point.cpu_ns_per_acq = f64::from(r.point.threads) * r.point.window_ns as f64
-            / r.point.acquisitions as f64
-            / 2.0;
+        n.point.cpu_ns_per_acq = sim_cpu(&r) / 2.0;
         if r.point.point == 0 {
             n.point.waits = Some(n.point.acquisitions);
         }
-        for t in &mut n.threads {
-            t.mode = Mode::Native;
-        }
-        for h in &mut n.handoffs {
-            h.mode = Mode::Native;
-        }
+        mark_native(&mut n);
         w.write(&n).unwrap();
     }
     w.finish(&m).unwrap();

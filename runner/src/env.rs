@@ -231,20 +231,22 @@ pub trait Env {
     }
     /// Right after `acquire`, for an acquisition that is only counted (not
     /// `recorded`): whether its first attempt failed, known though its wait was not
-    /// timed (`waits`). The default (never called: the simulator records every
-    /// acquisition) is no.
+    /// timed (`waits`). Its wait ends here: a spin in its release (MCS's, for its
+    /// successor) is not part of it. The default (never called: the simulator
+    /// records every acquisition) is no.
     #[inline(always)]
     fn acquire_waited(&self) -> bool {
         false
     }
-    /// After the release of an acquisition that is only counted (not `recorded`):
-    /// the time to count it at, and when its wait began if it waited. The default
-    /// (never called: the simulator records every acquisition) is `now()`, no wait.
-    /// Natively a counted acquisition that waited reads the clock here, outside its
-    /// critical section, so that the loop's end and the window see a grant that came
-    /// late, and a wait still running at the window's end is cut off there.
+    /// After the release of an acquisition that is only counted (not `recorded`),
+    /// given what `acquire_waited` said: the time to count it at, and when its wait
+    /// began if it waited long enough to be timed. The default (never called: the
+    /// simulator records every acquisition) is `now()`, no wait. Natively a counted
+    /// acquisition that waited reads the clock here, outside its critical section, so
+    /// that the loop's end and the window see a grant that came late, and a wait
+    /// still running at the window's end is cut off there.
     #[inline(always)]
-    fn acquire_counted(&self, _start: u64) -> (u64, Option<u64>) {
+    fn acquire_counted(&self, _start: u64, _waited: bool) -> (u64, Option<u64>) {
         (self.now(), None)
     }
     /// The current acquisition could not be granted at once: its wait is timed from

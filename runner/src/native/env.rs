@@ -329,7 +329,7 @@ pub struct EnvConfig {
 /// window's end, where it must be cut off rather than lost. A bare loop's spins
 /// (`Env::retry`, no pause) come faster, so its waits read the clock sooner: more
 /// reads, never a wait lost.
-const LONG_WAIT_SPINS: u32 = 32;
+pub(crate) const LONG_WAIT_SPINS: u32 = 32;
 
 /// `EnvConfig::time_every` for a workload whose nominal cycle (one acquisition and
 /// the work around it) is `cycle_ns`: the clock is read about every 20 µs, in one
@@ -434,6 +434,9 @@ impl Acquisition {
     const WAITED: u64 = 1 << 33;
     /// It has spun (`ThreadState::spins` is nonzero).
     const SPUN: u64 = 1 << 34;
+    /// Only counted, it waited and was granted (`acquire_waited`): its wait is
+    /// over, and a spin from here on is its release's (MCS's, for its successor).
+    const GRANTED: u64 = 1 << 35;
 
     fn countdown(self) -> u32 {
         self.0 as u32
@@ -613,6 +616,9 @@ impl<'a> NativeEnv<'a> {
         let s = &*self.state;
         let a = s.acquisition.get();
         if self.order == GrantOrder::Unrecorded && !a.has(Acquisition::TIMED) {
+            if a.has(Acquisition::GRANTED) {
+                return;
+            }
             let n = s.spins.get().saturating_add(1);
             s.spins.set(n);
             s.acquisition.set(a.with(Acquisition::SPUN));
@@ -818,20 +824,25 @@ impl Env for NativeEnv<'_> {
         self.order == GrantOrder::Recorded || self.timed()
     }
 
-    /// A failed attempt either spun (counted, untimed) or began a timed wait.
+    /// A failed attempt either spun (counted, untimed) or began a timed wait. One
+    /// that waited is marked granted, so that its release's spins cannot extend its
+    /// wait; one that did not costs no store (`acquire_counted` is told it did not).
     #[inline(always)]
     fn acquire_waited(&self) -> bool {
-        self.state
-            .acquisition
-            .get()
-            .has(Acquisition::SPUN | Acquisition::WAITED)
+        let s = &*self.state;
+        let a = s.acquisition.get();
+        let waited = a.has(Acquisition::SPUN | Acquisition::WAITED);
+        if waited {
+            s.acquisition.set(a.with(Acquisition::GRANTED));
+        }
+        waited
     }
 
     #[inline(always)]
-    fn acquire_counted(&self, start: u64) -> (u64, Option<u64>) {
+    fn acquire_counted(&self, start: u64, waited: bool) -> (u64, Option<u64>) {
         let s = &*self.state;
         let a = s.acquisition.get();
-        if !a.has(Acquisition::WAITED) {
+        if !waited || !a.has(Acquisition::WAITED) {
             return (start, None);
         }
         s.acquisition.set(a.without(Acquisition::WAITED));

@@ -708,6 +708,34 @@ mod tests {
     }
 
     #[test]
+    fn a_counted_acquisitions_wait_ends_at_its_grant_not_in_its_release() {
+        // A release that spins long (MCS's, for a successor still linking in) after
+        // an acquisition that did not wait, or waited too briefly to be timed, is no
+        // timed wait of that acquisition; one that spun long before its grant is.
+        let arena = Arena::new(1, 1);
+        let env = NativeEnv::new(&arena, 0, 2, 0, ticking(Recording::Sampled));
+        let spin = |n| (0..n).for_each(|_| block_on(env.pause()));
+        let long = env::LONG_WAIT_SPINS as usize + 8;
+        // (spins before the grant, whether it waited, whether its wait was timed)
+        for (before, waited, timed) in [(0, false, false), (1, true, false), (long, true, true)] {
+            let mut checked = 0;
+            for _ in 0..200 {
+                let t0 = env.acquire_start();
+                if env.recorded() {
+                    continue;
+                }
+                checked += 1;
+                spin(before);
+                assert_eq!(env.acquire_waited(), waited, "{before} spins");
+                spin(long);
+                let (_, from) = env.acquire_counted(t0, waited);
+                assert_eq!(from.is_some(), timed, "{before} spins, then the release's");
+            }
+            assert!(checked > 150, "{checked}");
+        }
+    }
+
+    #[test]
     fn a_masked_store_writes_its_field_only() {
         use crate::env::Addr;
         use std::sync::atomic::Ordering::{Relaxed, Release, SeqCst};

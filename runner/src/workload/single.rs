@@ -263,7 +263,7 @@ macro_rules! operation {
             let reacquired = $marks && $run!(locks.mark_holder(env, 0));
             $run!(env.work(p.critical_ns(env)));
             $run!(lock.release(env, local));
-            let (at, waited_from) = env.acquire_counted(t0);
+            let (at, waited_from) = env.acquire_counted(t0, waited);
             match waited_from {
                 None => $counted.add(at, reacquired, waited),
                 Some(from) => {

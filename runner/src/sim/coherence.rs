@@ -102,7 +102,6 @@ impl Bits {
             .enumerate()
             .all(|(w, &v)| (if w == i { v & !bit } else { v }) == 0)
     }
-    #[cfg(test)]
     #[inline]
     pub fn without(mut self, t: u32) -> Bits {
         self.0[(t / 64) as usize] &= !(1 << (t % 64));
@@ -162,6 +161,9 @@ pub(crate) struct Fabric {
     upgrade_ppm: u64,
     /// `memory { migratory }`: a load of a line another core has written takes it.
     migratory: bool,
+    /// `memory { request_arrival }`: where a store's read-for-ownership reaches the
+    /// other copies (0: not before the store commits).
+    request_arrival_ppm: u64,
 }
 
 impl Fabric {
@@ -217,6 +219,7 @@ impl Fabric {
             work_overhead_ns: costs.work_overhead_ns,
             upgrade_ppm: m.upgrade_ppm as u64,
             migratory: m.migratory,
+            request_arrival_ppm: m.request_arrival_ppm as u64,
         }
     }
 
@@ -319,6 +322,9 @@ impl Line {
 struct Pending {
     writer: u32,
     commit: u64,
+    /// When its read-for-ownership reaches the other copies and invalidates them
+    /// (`memory { request_arrival }`; its commit without).
+    invalidates: u64,
     before: [Word; WORDS_PER_LINE],
 }
 
@@ -779,8 +785,18 @@ impl Memory {
                 let commit = (start + lat).max(after);
                 l.busy_until = commit;
                 (l.invalidated_at, l.request_ns) = if miss { (start, lat) } else { (commit, 0) };
+                // The request reaches the other copies after its flight, as any
+                // request reaches the line's holder (`memory { request_arrival }`,
+                // the mean share of its transfer); until then they stay valid, with
+                // the old value. Without the share, until the commit.
+                let a = self.fabric.request_arrival_ppm;
+                let invalidates = if miss && a > 0 {
+                    (start + share_of(lat, a)).min(commit)
+                } else {
+                    commit
+                };
+                let l = &mut self.lines[line as usize];
                 if commit > now {
-                    // Until it commits, the other copies stay valid, with the old value.
                     l.pending.retain(|p| p.commit > now);
                     if l.pending.is_empty() {
                         l.stale_readers = l.sharers;
@@ -788,6 +804,7 @@ impl Memory {
                     l.pending.push(Pending {
                         writer: x,
                         commit,
+                        invalidates,
                         before: l.words,
                     });
                 }
@@ -901,6 +918,18 @@ impl Memory {
         }
     }
 
+    /// Whether a load by `x` of `line` at `now` hits `x`'s own copy, still valid
+    /// while another thread's store to the line is in flight (its request has not
+    /// reached the copy yet): such a load sends no request.
+    #[inline]
+    pub fn hits_own_copy(&self, x: u32, line: u32, now: u64) -> bool {
+        let l = &self.lines[line as usize];
+        l.stale_readers.contains(x)
+            && self
+                .pending_for(x, line, now)
+                .is_some_and(|p| now < p.invalidates)
+    }
+
     /// The store in flight on `line` whose "before" `x` reads at `now`: the oldest
     /// one not committed, unless `x` issued one of them (it reads its own stores).
     #[inline]
@@ -915,16 +944,26 @@ impl Memory {
     /// A load by `x` while another thread's store to the line is in flight: a hit if
     /// `x` still holds its copy; else one transfer from the writer (who holds the
     /// line), if it arrives before the store commits. Either way `x` reads the line as
-    /// it was before that store, and the commit invalidates its copy.
+    /// it was before that store, and the commit invalidates its copy. `None` (an
+    /// ordinary load: a miss served after the commit) once the store's request has
+    /// reached `x`'s copy ([`Pending::invalidates`]), or if `x` has none and its
+    /// transfer would arrive after the commit.
     /// `flown`: how long the request has travelled already ([`Early::Flown`]).
     #[inline]
     fn read_before_commit(&mut self, x: u32, line: u32, now: u64, flown: u64) -> Option<Timing> {
         self.retire(line, now);
-        let (writer, commit) = {
+        let (writer, commit, invalidates) = {
             let p = self.pending_for(x, line, now)?;
-            (p.writer, p.commit)
+            (p.writer, p.commit, p.invalidates)
         };
-        let l = &self.lines[line as usize];
+        let l = &mut self.lines[line as usize];
+        if l.stale_readers.contains(x) && now >= invalidates {
+            // The writer's request has reached our copy: gone. A miss, served once
+            // the store has committed, with its value.
+            l.stale_readers = l.stale_readers.without(x);
+            l.sharers = l.sharers.without(x);
+            return None;
+        }
         let done = if l.stale_readers.contains(x) {
             now
         } else {

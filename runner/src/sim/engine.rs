@@ -551,11 +551,13 @@ impl Core {
             .map(|from| share_of(now - from, self.drain_overlap_ppm))
             .filter(|&ahead| ahead > 0);
         // A load or RMW of a line another core holds takes effect when it reaches
-        // that core: until then the holder's own accesses still hit.
+        // that core: until then the holder's own accesses still hit. (A load of a
+        // copy still valid while the holder's store flies sends no request.)
         if flown == 0
             && !deferred
             && drained_ahead.is_none()
             && matches!(kind, Kind::Load | Kind::Rmw)
+            && !(kind == Kind::Load && self.mem.hits_own_copy(tid, addr.line, now))
         {
             let (flight, holder) = self.flight(tid, addr.line);
             if flight > 0 {

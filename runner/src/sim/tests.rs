@@ -1251,6 +1251,57 @@ fn store_in_flight(pause_ns: u64) -> Vec<u64> {
     stamps.iter().map(Cell::get).collect()
 }
 
+/// Under `memory { request_arrival = a }` a store's read-for-ownership invalidates the
+/// other copies when it reaches them, a share `a` of its transfer after it left, not
+/// at its commit. CPU 1 (the other socket, 190 ns away) holds a copy of line `a`
+/// (read at 500); CPU 0 stores to it at 1,000: an upgrade, a whole transfer at the
+/// default `upgrade` (190 ns), committing at 1,190. At a half the request reaches
+/// CPU 1 at 1,095: a load before that hits the old copy at once (it sends no
+/// request); one after misses and gets the new value once the store has committed.
+/// Without the share the copy stays valid until the commit.
+#[test]
+fn a_stores_request_invalidates_the_other_copies_when_it_reaches_them() {
+    fn read_at(arrival_ppm: u32, at: u64) -> (u64, u64) {
+        let mut m = spec(2, 2, 1, 10, 50, 190);
+        m.costs.memory.request_arrival_ppm = arrival_ppm;
+        let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 2), 1, 1);
+        let a = Addr::new(0, 0);
+        let (seen, done) = (Cell::new(0), Cell::new(0));
+        let envs = [mach.env(0), mach.env(1)];
+        run_all(
+            &mach,
+            vec![
+                Box::pin(async {
+                    let e = &envs[0];
+                    e.store(a, 1, Relaxed).await;
+                    e.work(1_000 - e.now()).await;
+                    e.store(a, 2, Relaxed).await;
+                }),
+                Box::pin(async {
+                    let e = &envs[1];
+                    e.work(500).await;
+                    assert_eq!(e.load(a, Relaxed).await, 1);
+                    e.work(at - e.now()).await;
+                    seen.set(e.load(a, Relaxed).await);
+                    done.set(e.now());
+                }),
+            ],
+        );
+        (seen.get(), done.get())
+    }
+    assert_eq!(
+        read_at(WHOLE_PPM / 2, 1_050),
+        (1, 1_050),
+        "before it arrives"
+    );
+    // After: a request, which flies for a draw f within the transfer and pays the
+    // rest of it once the line is free: max(1,150 + f, 1,190) + 190 - f.
+    let (seen, done) = read_at(WHOLE_PPM / 2, 1_150);
+    assert_eq!(seen, 2, "after it arrives");
+    assert!((1_150 + 190..=1_190 + 190).contains(&done), "{done}");
+    assert_eq!(read_at(0, 1_150), (1, 1_150), "without the share");
+}
+
 /// A locked operation executes once the issuer's older stores have committed, for its
 /// value as for its timing: a TAS holder that releases (a buffered store) and swaps
 /// again at once does not win over a waiter whose swap reaches the line first.

@@ -348,8 +348,11 @@ pub struct Memory {
     /// that far into the transfer on average (each flight drawn uniformly over the
     /// widest interval within the transfer with that mean), and until then the
     /// holder's own accesses still hit (a releaser taking the lock back within that
-    /// time keeps it). 0 (the default): where it is issued, so that the line serves
-    /// requests in the order they were issued. Left out of a plan when 0.
+    /// time keeps it). A store's read-for-ownership reaches the other copies alike,
+    /// that share of its transfer after it left: until then they stay valid. 0 (the
+    /// default): where it is issued, so that the line serves requests in the order
+    /// they were issued, and copies stay valid until the store commits. Left out of
+    /// a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero_ppm")]
     pub request_arrival_ppm: u32,
     /// How much of the wait for older stores to commit a locked read-modify-write's

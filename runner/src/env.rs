@@ -231,9 +231,9 @@ pub trait Env {
     }
     /// Right after `acquire`, for an acquisition that is only counted (not
     /// `recorded`): whether its first attempt failed, known though its wait was not
-    /// timed (`waits`). Its wait ends here: a spin in its release (MCS's, for its
-    /// successor) is not part of it. The default (never called: the simulator
-    /// records every acquisition) is no.
+    /// timed (`waits`). Whether it waited long is decided here: a spin in its
+    /// release (MCS's, for its successor) does not make it a long wait. The default
+    /// (never called: the simulator records every acquisition) is no.
     #[inline(always)]
     fn acquire_waited(&self) -> bool {
         false

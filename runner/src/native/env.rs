@@ -434,8 +434,9 @@ impl Acquisition {
     const WAITED: u64 = 1 << 33;
     /// It has spun (`ThreadState::spins` is nonzero).
     const SPUN: u64 = 1 << 34;
-    /// Only counted, it waited and was granted (`acquire_waited`): its wait is
-    /// over, and a spin from here on is its release's (MCS's, for its successor).
+    /// Only counted, it waited and was granted (`acquire_waited`): whether its wait
+    /// was long is decided, and a spin from here on is its release's (MCS's, for its
+    /// successor).
     const GRANTED: u64 = 1 << 35;
 
     fn countdown(self) -> u32 {

@@ -29,9 +29,12 @@
 //!   invalidated; `upgrade` × that when x holds a copy itself), or 0 if x holds the
 //!   line alone; the store commits when it has the
 //!   line and every older store of x has committed, and the line is busy until then.
-//!   It is visible to others at its commit: until then a thread that held a copy
-//!   keeps reading the old value from it, and one without a copy gets the old value
-//!   from x (one transfer) if that arrives before the commit; a spinner on the old
+//!   It is visible to others at its commit: until its read-for-ownership reaches the
+//!   other copies (at the commit, or `request_arrival` × `T` after it left) a thread
+//!   that held a copy keeps reading the old value from it, and one without a copy
+//!   gets the old value from x (one transfer) if that arrives before the commit;
+//!   after that a load misses and is served once the store has committed; a spinner
+//!   on the old
 //!   value re-reads after the commit, when the `pause` it is in ends (the engine's
 //!   `Core::wake_time`).
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
@@ -946,7 +949,7 @@ impl Memory {
     /// line), if it arrives before the store commits. Either way `x` reads the line as
     /// it was before that store, and the commit invalidates its copy. `None` (an
     /// ordinary load: a miss served after the commit) once the store's request has
-    /// reached `x`'s copy ([`Pending::invalidates`]), or if `x` has none and its
+    /// reached the other copies ([`Pending::invalidates`]), or if `x` has none and its
     /// transfer would arrive after the commit.
     /// `flown`: how long the request has travelled already ([`Early::Flown`]).
     #[inline]
@@ -957,11 +960,11 @@ impl Memory {
             (p.writer, p.commit, p.invalidates)
         };
         let l = &mut self.lines[line as usize];
-        if l.stale_readers.contains(x) && now >= invalidates {
-            // The writer's request has reached our copy: gone. A miss, served once
-            // the store has committed, with its value.
+        if now >= invalidates {
+            // The writer's request has reached the other copies (ours, if we held
+            // one): a miss, served behind the store once it has committed, with its
+            // value.
             l.stale_readers = l.stale_readers.without(x);
-            l.sharers = l.sharers.without(x);
             return None;
         }
         let done = if l.stale_readers.contains(x) {

@@ -557,7 +557,9 @@ impl Core {
             && !deferred
             && drained_ahead.is_none()
             && matches!(kind, Kind::Load | Kind::Rmw)
-            && !(kind == Kind::Load && self.mem.hits_own_copy(tid, addr.line, now))
+            && !(kind == Kind::Load
+                && self.request_arrival_ppm > 0
+                && self.mem.hits_own_copy(tid, addr.line, now))
         {
             let (flight, holder) = self.flight(tid, addr.line);
             if flight > 0 {

@@ -1302,6 +1302,56 @@ fn a_stores_request_invalidates_the_other_copies_when_it_reaches_them() {
     assert_eq!(read_at(0, 1_150), (1, 1_150), "without the share");
 }
 
+/// The same for a core without a copy: CPU 2, beside the writer (50 ns), loads line
+/// `a` while the store of `a_stores_request_invalidates_the_other_copies_when_it_
+/// reaches_them` is in flight. Before the request has reached the copies (1,095) it
+/// gets the old value from the writer (1,050 + 50); after, its request is served
+/// behind the store: the new value, once the store has committed (1,190), within a
+/// transfer after it (its own flight f drawn within those 50 ns).
+#[test]
+fn a_load_after_a_stores_request_reached_the_copies_waits_for_the_store() {
+    fn read_at(at: u64) -> (u64, u64) {
+        let mut m = spec(2, 2, 1, 10, 50, 190);
+        m.costs.memory.request_arrival_ppm = WHOLE_PPM / 2;
+        // Threads 0 and 2 on socket 0, thread 1 on socket 1.
+        let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 3), 1, 1);
+        let a = Addr::new(0, 0);
+        let (seen, done) = (Cell::new(0), Cell::new(0));
+        let envs = [mach.env(0), mach.env(1), mach.env(2)];
+        run_all(
+            &mach,
+            vec![
+                Box::pin(async {
+                    let e = &envs[0];
+                    e.store(a, 1, Relaxed).await;
+                    e.work(1_000 - e.now()).await;
+                    e.store(a, 2, Relaxed).await;
+                }),
+                Box::pin(async {
+                    let e = &envs[1];
+                    e.work(500).await;
+                    assert_eq!(e.load(a, Relaxed).await, 1);
+                }),
+                Box::pin(async {
+                    let e = &envs[2];
+                    e.work(at).await;
+                    seen.set(e.load(a, Relaxed).await);
+                    done.set(e.now());
+                }),
+            ],
+        );
+        (seen.get(), done.get())
+    }
+    assert_eq!(
+        read_at(1_050),
+        (1, 1_100),
+        "before: the old value, from the writer"
+    );
+    let (seen, done) = read_at(1_100);
+    assert_eq!(seen, 2, "after: the new value");
+    assert!((1_190..=1_190 + 50).contains(&done), "{done}");
+}
+
 /// A locked operation executes once the issuer's older stores have committed, for its
 /// value as for its timing: a TAS holder that releases (a buffered store) and swaps
 /// again at once does not win over a waiter whose swap reaches the line first.

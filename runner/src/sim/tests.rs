@@ -1251,103 +1251,90 @@ fn store_in_flight(pause_ns: u64) -> Vec<u64> {
     stamps.iter().map(Cell::get).collect()
 }
 
-/// Under `memory { request_arrival = a }` a store's read-for-ownership invalidates the
-/// other copies when it reaches them, a share `a` of its transfer after it left, not
-/// at its commit. CPU 1 (the other socket, 190 ns away) holds a copy of line `a`
-/// (read at 500); CPU 0 stores to it at 1,000: an upgrade, a whole transfer at the
-/// default `upgrade` (190 ns), committing at 1,190. At a half the request reaches
-/// CPU 1 at 1,095: a load before that hits the old copy at once (it sends no
-/// request); one after misses and gets the new value once the store has committed.
-/// Without the share the copy stays valid until the commit.
-#[test]
-fn a_stores_request_invalidates_the_other_copies_when_it_reaches_them() {
-    fn read_at(arrival_ppm: u32, at: u64) -> (u64, u64) {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.request_arrival_ppm = arrival_ppm;
-        let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 2), 1, 1);
-        let a = Addr::new(0, 0);
-        let (seen, done) = (Cell::new(0), Cell::new(0));
-        let envs = [mach.env(0), mach.env(1)];
-        run_all(
-            &mach,
-            vec![
-                Box::pin(async {
-                    let e = &envs[0];
-                    e.store(a, 1, Relaxed).await;
-                    e.work(1_000 - e.now()).await;
-                    e.store(a, 2, Relaxed).await;
-                }),
-                Box::pin(async {
-                    let e = &envs[1];
-                    e.work(500).await;
-                    assert_eq!(e.load(a, Relaxed).await, 1);
+/// A store in flight and a load of its line: CPU 0 writes line `a` at 0 and again at
+/// 1,000; CPU 1 (the other socket, 190 ns away) reads it at 500, holding a copy, so
+/// the second store is an upgrade, a whole transfer at the default `upgrade` (190 ns),
+/// committing at 1,190; CPU 2 (beside CPU 0, 50 ns) holds none. Thread `reader` (1 or
+/// 2) loads `a` at `at`, under `request_arrival` = `arrival_ppm`: what it read, when.
+fn read_while_a_store_flies(arrival_ppm: u32, reader: usize, at: u64) -> (u64, u64) {
+    let mut m = spec(2, 2, 1, 10, 50, 190);
+    m.costs.memory.request_arrival_ppm = arrival_ppm;
+    // Threads 0 and 2 on socket 0, thread 1 on socket 1.
+    let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 3), 1, 1);
+    let a = Addr::new(0, 0);
+    let (seen, done) = (Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1), mach.env(2)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.store(a, 1, Relaxed).await;
+                e.work(1_000 - e.now()).await;
+                e.store(a, 2, Relaxed).await;
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.work(500).await;
+                assert_eq!(e.load(a, Relaxed).await, 1);
+                if reader == 1 {
                     e.work(at - e.now()).await;
                     seen.set(e.load(a, Relaxed).await);
                     done.set(e.now());
-                }),
-            ],
-        );
-        (seen.get(), done.get())
-    }
+                }
+            }),
+            Box::pin(async {
+                let e = &envs[2];
+                if reader == 2 {
+                    e.work(at).await;
+                    seen.set(e.load(a, Relaxed).await);
+                    done.set(e.now());
+                }
+            }),
+        ],
+    );
+    (seen.get(), done.get())
+}
+
+/// Under `memory { request_arrival = a }` a store's read-for-ownership invalidates the
+/// other copies when it reaches them, a share `a` of its transfer after it left, not
+/// at its commit: at a half, CPU 1's copy at 1,095 ([`read_while_a_store_flies`]). A
+/// load before that hits the old copy at once (it sends no request); one after misses
+/// and gets the new value once the store has committed. Without the share the copy
+/// stays valid until the commit.
+#[test]
+fn a_stores_request_invalidates_the_other_copies_when_it_reaches_them() {
+    let half = WHOLE_PPM / 2;
     assert_eq!(
-        read_at(WHOLE_PPM / 2, 1_050),
+        read_while_a_store_flies(half, 1, 1_050),
         (1, 1_050),
         "before it arrives"
     );
     // After: a request, which flies for a draw f within the transfer and pays the
     // rest of it once the line is free: max(1,150 + f, 1,190) + 190 - f.
-    let (seen, done) = read_at(WHOLE_PPM / 2, 1_150);
+    let (seen, done) = read_while_a_store_flies(half, 1, 1_150);
     assert_eq!(seen, 2, "after it arrives");
     assert!((1_150 + 190..=1_190 + 190).contains(&done), "{done}");
-    assert_eq!(read_at(0, 1_150), (1, 1_150), "without the share");
+    assert_eq!(
+        read_while_a_store_flies(0, 1, 1_150),
+        (1, 1_150),
+        "without the share"
+    );
 }
 
-/// The same for a core without a copy: CPU 2, beside the writer (50 ns), loads line
-/// `a` while the store of `a_stores_request_invalidates_the_other_copies_when_it_
-/// reaches_them` is in flight. Before the request has reached the copies (1,095) it
-/// gets the old value from the writer (1,050 + 50); after, its request is served
-/// behind the store: the new value, once the store has committed (1,190), within a
-/// transfer after it (its own flight f drawn within those 50 ns).
+/// The same for a core without a copy, CPU 2: before the request has reached the
+/// copies (1,095) it gets the old value from the writer (1,050 + 50); after, its
+/// request is served behind the store: the new value, once the store has committed
+/// (1,190), within a transfer after it (its own flight drawn within those 50 ns).
 #[test]
 fn a_load_after_a_stores_request_reached_the_copies_waits_for_the_store() {
-    fn read_at(at: u64) -> (u64, u64) {
-        let mut m = spec(2, 2, 1, 10, 50, 190);
-        m.costs.memory.request_arrival_ppm = WHOLE_PPM / 2;
-        // Threads 0 and 2 on socket 0, thread 1 on socket 1.
-        let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 3), 1, 1);
-        let a = Addr::new(0, 0);
-        let (seen, done) = (Cell::new(0), Cell::new(0));
-        let envs = [mach.env(0), mach.env(1), mach.env(2)];
-        run_all(
-            &mach,
-            vec![
-                Box::pin(async {
-                    let e = &envs[0];
-                    e.store(a, 1, Relaxed).await;
-                    e.work(1_000 - e.now()).await;
-                    e.store(a, 2, Relaxed).await;
-                }),
-                Box::pin(async {
-                    let e = &envs[1];
-                    e.work(500).await;
-                    assert_eq!(e.load(a, Relaxed).await, 1);
-                }),
-                Box::pin(async {
-                    let e = &envs[2];
-                    e.work(at).await;
-                    seen.set(e.load(a, Relaxed).await);
-                    done.set(e.now());
-                }),
-            ],
-        );
-        (seen.get(), done.get())
-    }
+    let half = WHOLE_PPM / 2;
     assert_eq!(
-        read_at(1_050),
+        read_while_a_store_flies(half, 2, 1_050),
         (1, 1_100),
         "before: the old value, from the writer"
     );
-    let (seen, done) = read_at(1_100);
+    let (seen, done) = read_while_a_store_flies(half, 2, 1_100);
     assert_eq!(seen, 2, "after: the new value");
     assert!((1_190..=1_190 + 50).contains(&done), "{done}");
 }

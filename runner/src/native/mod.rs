@@ -708,7 +708,7 @@ mod tests {
     }
 
     #[test]
-    fn a_counted_acquisitions_wait_ends_at_its_grant_not_in_its_release() {
+    fn a_counted_acquisitions_release_spins_do_not_make_its_wait_a_long_one() {
         // A release that spins long (MCS's, for a successor still linking in) after
         // an acquisition that did not wait, or waited too briefly to be timed, is no
         // timed wait of that acquisition; one that spun long before its grant is.

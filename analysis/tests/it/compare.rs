@@ -131,22 +131,20 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
     // The re-acquired share's residual is a difference, sim − native (here the
     // simulated share itself), within 0.1 whatever `--tolerance` says.
     for r in all_records(&plan) {
+        let row = |metric: &str| {
+            c.rows
+                .iter()
+                .find(|x| x.point_id == r.point.point_id && x.metric == metric)
+                .unwrap()
+        };
         let share = r.point.reacquisitions.unwrap() as f64 / r.point.acquisitions as f64;
-        let row = c
-            .rows
-            .iter()
-            .find(|x| x.point_id == r.point.point_id && x.metric == REACQUIRED_SHARE)
-            .unwrap();
-        assert!((row.residual.unwrap() - share).abs() < 1e-9, "{share}");
+        let row_re = row(REACQUIRED_SHARE);
+        assert!((row_re.residual.unwrap() - share).abs() < 1e-9, "{share}");
         let within = share <= locklab_analysis::compare::SHARE_TOLERANCE;
-        assert_eq!(row.verdict == CompareVerdict::WithinTolerance, within);
+        assert_eq!(row_re.verdict == CompareVerdict::WithinTolerance, within);
         // So is the waited share's: the simulated share less the native 1.
         let waited = r.point.waits.unwrap() as f64 / r.point.acquisitions as f64;
-        let row = c
-            .rows
-            .iter()
-            .find(|x| x.point_id == r.point.point_id && x.metric == WAITED_SHARE)
-            .unwrap();
+        let row = row(WAITED_SHARE);
         assert!(
             (row.residual.unwrap() - (waited - 1.0)).abs() < 1e-9,
             "{waited}"

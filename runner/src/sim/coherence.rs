@@ -269,10 +269,6 @@ pub(crate) struct Line {
     /// Stores issued to the line and not yet committed, oldest first. Until a store
     /// commits, other threads read the line as it was before it.
     pending: Vec<Pending>,
-    /// Threads holding a copy of the line as it was before the oldest pending store
-    /// (they held a valid copy when it was issued, or read one since from the writer);
-    /// each commit invalidates it.
-    stale_readers: Bits,
     /// Threads parked by `wait_until`, a FIFO list threaded through `Memory::next`.
     pub watch_head: u32,
     pub watch_tail: u32,
@@ -310,7 +306,6 @@ impl Line {
             fill_tid: NONE,
             fill_done: 0,
             pending: Vec::new(),
-            stale_readers: Bits::default(),
             watch_head: NONE,
             watch_tail: NONE,
             invalidated_at: 0,
@@ -329,6 +324,11 @@ struct Pending {
     /// (`memory { request_arrival }`; its commit without).
     invalidates: u64,
     before: [Word; WORDS_PER_LINE],
+    /// Threads holding a copy of the line as it was before this store: they held a
+    /// valid copy when it was issued, or read one since from the writer. Its request
+    /// invalidates them, and with its commit the set is gone: the copies of the next
+    /// pending store's "before" are that store's own set.
+    stale: Bits,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -801,14 +801,15 @@ impl Memory {
                 let l = &mut self.lines[line as usize];
                 if commit > now {
                     l.pending.retain(|p| p.commit > now);
-                    if l.pending.is_empty() {
-                        l.stale_readers = l.sharers;
-                    }
+                    // The copies valid before it: the line's holders now (the writer
+                    // of an older pending store, or whoever read the line since that
+                    // store's request reached the copies).
                     l.pending.push(Pending {
                         writer: x,
                         commit,
                         invalidates,
                         before: l.words,
+                        stale: l.sharers,
                     });
                 }
                 self.take(x, line);
@@ -926,22 +927,26 @@ impl Memory {
     /// reached the copy yet): such a load sends no request.
     #[inline]
     pub fn hits_own_copy(&self, x: u32, line: u32, now: u64) -> bool {
-        let l = &self.lines[line as usize];
-        l.stale_readers.contains(x)
-            && self
-                .pending_for(x, line, now)
-                .is_some_and(|p| now < p.invalidates)
+        self.pending_for(x, line, now)
+            .is_some_and(|p| p.stale.contains(x) && now < p.invalidates)
     }
 
     /// The store in flight on `line` whose "before" `x` reads at `now`: the oldest
     /// one not committed, unless `x` issued one of them (it reads its own stores).
     #[inline]
     fn pending_for(&self, x: u32, line: u32, now: u64) -> Option<&Pending> {
+        self.pending_index(x, line, now)
+            .map(|i| &self.lines[line as usize].pending[i])
+    }
+
+    /// [`Memory::pending_for`]'s place in the line's pending stores.
+    #[inline]
+    fn pending_index(&self, x: u32, line: u32, now: u64) -> Option<usize> {
         let l = &self.lines[line as usize];
         if l.pending.iter().any(|p| p.writer == x) {
             return None;
         }
-        l.pending.iter().find(|p| p.commit > now)
+        l.pending.iter().position(|p| p.commit > now)
     }
 
     /// A load by `x` while another thread's store to the line is in flight: a hit if
@@ -955,29 +960,28 @@ impl Memory {
     #[inline]
     fn read_before_commit(&mut self, x: u32, line: u32, now: u64, flown: u64) -> Option<Timing> {
         self.retire(line, now);
-        let (writer, commit, invalidates) = {
-            let p = self.pending_for(x, line, now)?;
-            (p.writer, p.commit, p.invalidates)
-        };
+        let i = self.pending_index(x, line, now)?;
         let l = &mut self.lines[line as usize];
-        if now >= invalidates {
+        let p = &mut l.pending[i];
+        if now >= p.invalidates {
             // The writer's request has reached the other copies (ours, if we held
             // one): a miss, served behind the store once it has committed, with its
             // value.
-            l.stale_readers = l.stale_readers.without(x);
+            p.stale = p.stale.without(x);
             return None;
         }
-        let done = if l.stale_readers.contains(x) {
+        let done = if p.stale.contains(x) {
             now
         } else {
+            let (writer, commit) = (p.writer, p.commit);
+            let fill = l.own_fill();
             let lat = self.fabric.cost(writer, x);
             // Not before the writer has the line (a read that took it whole).
-            let done = (now + self.jitter(x, lat).saturating_sub(flown))
-                .max(self.lines[line as usize].own_fill());
+            let done = (now + self.jitter(x, lat).saturating_sub(flown)).max(fill);
             if done >= commit {
                 return None;
             }
-            self.lines[line as usize].stale_readers.insert(x);
+            self.lines[line as usize].pending[i].stale.insert(x);
             done
         };
         Some(Timing {
@@ -992,10 +996,9 @@ impl Memory {
     /// before a store in flight, when that store commits.
     #[inline]
     pub fn read_word(&self, x: u32, line: u32, word: usize, now: u64) -> (Word, Option<u64>) {
-        let l = &self.lines[line as usize];
         match self.pending_for(x, line, now) {
-            Some(p) if l.stale_readers.contains(x) => (p.before[word], Some(p.commit)),
-            _ => (l.words[word], None),
+            Some(p) if p.stale.contains(x) => (p.before[word], Some(p.commit)),
+            _ => (self.lines[line as usize].words[word], None),
         }
     }
 

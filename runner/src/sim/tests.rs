@@ -1339,6 +1339,45 @@ fn a_load_after_a_stores_request_reached_the_copies_waits_for_the_store() {
     assert!((1_190..=1_190 + 50).contains(&done), "{done}");
 }
 
+/// Two stores in flight by two writers: CPU 1 (the other socket, 190 ns away) holds a
+/// copy of line `a`; CPU 0 writes it at 500, an upgrade that commits at 690; CPU 2,
+/// beside CPU 0, writes it at 550, behind that store (a transfer from CPU 0, 50 ns:
+/// it commits at 740). The first commit took CPU 1's copy, so its load at 700 is a
+/// miss, not a hit on the copy it no longer has: served behind the second store
+/// (740), a transfer later, with its value.
+#[test]
+fn a_commit_invalidates_the_copies_while_a_later_store_is_still_in_flight() {
+    let m = spec(2, 2, 1, 10, 50, 190);
+    // Threads 0 and 2 on socket 0, thread 1 on socket 1.
+    let mach = machine(&m, &slots(&m, PlacementKind::Scatter, 3), 1, 1);
+    let a = Addr::new(0, 0);
+    let (seen, done) = (Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1), mach.env(2)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(500).await;
+                e.store(a, 1, Relaxed).await;
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                assert_eq!(e.load(a, Relaxed).await, 0);
+                e.work(700 - e.now()).await;
+                seen.set(e.load(a, Relaxed).await);
+                done.set(e.now());
+            }),
+            Box::pin(async {
+                let e = &envs[2];
+                e.work(550).await;
+                e.store(a, 2, Relaxed).await;
+            }),
+        ],
+    );
+    assert_eq!((seen.get(), done.get()), (2, 740 + 190));
+}
+
 /// A locked operation executes once the issuer's older stores have committed, for its
 /// value as for its timing: a TAS holder that releases (a buffered store) and swaps
 /// again at once does not win over a waiter whose swap reaches the line first.

@@ -67,6 +67,13 @@ const FITS: &[Fit] = &[
         waited_within: 72,
     },
     Fit {
+        set: "2026-12-06-epyc-25-17",
+        cpu_within: 70,
+        cpu_mean_abs: 0.102,
+        reacquired_within: 85,
+        waited_within: 80,
+    },
+    Fit {
         set: "2026-12-06-xeon-6-167-waits-gaps",
         cpu_within: 30,
         cpu_mean_abs: 0.125,

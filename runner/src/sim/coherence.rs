@@ -932,7 +932,8 @@ impl Memory {
     }
 
     /// The store in flight on `line` whose "before" `x` reads at `now`: the oldest
-    /// one not committed, unless `x` issued one of them (it reads its own stores).
+    /// one not committed, unless `x` issued one still in flight (it reads its own
+    /// stores). Committed stores not yet retired count for nothing.
     #[inline]
     fn pending_for(&self, x: u32, line: u32, now: u64) -> Option<&Pending> {
         self.pending_index(x, line, now)
@@ -943,7 +944,7 @@ impl Memory {
     #[inline]
     fn pending_index(&self, x: u32, line: u32, now: u64) -> Option<usize> {
         let l = &self.lines[line as usize];
-        if l.pending.iter().any(|p| p.writer == x) {
+        if l.pending.iter().any(|p| p.writer == x && p.commit > now) {
             return None;
         }
         l.pending.iter().position(|p| p.commit > now)

@@ -1378,6 +1378,47 @@ fn a_commit_invalidates_the_copies_while_a_later_store_is_still_in_flight() {
     assert_eq!((seen.get(), done.get()), (2, 740 + 190));
 }
 
+/// A writer whose store has committed reads the line as it stands while another
+/// thread's later store is still in flight, though no one has retired its own entry
+/// yet: under `request_arrival` = 1, CPU 1 writes line `a` at 0; CPU 0 (50 ns away)
+/// writes it at 10 (a read-for-ownership from CPU 1: it commits at 60); CPU 1 writes
+/// it again at 20, behind that store (from CPU 0: it commits, and its request
+/// reaches CPU 0's copy, at 110). CPU 0 loads it at 90, 20 ns after its fence (done
+/// at 70): its copy is valid, so the load hits at once with its own value and sends
+/// no request (before, it was sent out as a request, flew past 110 and read 2 at
+/// 140).
+#[test]
+fn a_writer_reads_its_committed_store_while_a_later_one_flies() {
+    let mut m = spec(1, 2, 1, 10, 50, 190);
+    m.costs.memory.request_arrival_ppm = WHOLE_PPM;
+    let mach = machine(&m, &slots(&m, PlacementKind::Compact, 2), 1, 1);
+    let a = Addr::new(0, 0);
+    let (fenced, seen, done) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    let envs = [mach.env(0), mach.env(1)];
+    run_all(
+        &mach,
+        vec![
+            Box::pin(async {
+                let e = &envs[0];
+                e.work(10).await;
+                e.store(a, 1, Relaxed).await;
+                e.fence().await;
+                fenced.set(e.now());
+                e.work(20).await;
+                seen.set(e.load(a, Relaxed).await);
+                done.set(e.now());
+            }),
+            Box::pin(async {
+                let e = &envs[1];
+                e.store(a, 5, Relaxed).await;
+                e.work(20 - e.now()).await;
+                e.store(a, 2, Relaxed).await;
+            }),
+        ],
+    );
+    assert_eq!((fenced.get(), seen.get(), done.get()), (70, 1, 90));
+}
+
 /// A locked operation executes once the issuer's older stores have committed, for its
 /// value as for its timing: a TAS holder that releases (a buffered store) and swaps
 /// again at once does not win over a waiter whose swap reaches the line first.

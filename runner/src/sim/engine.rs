@@ -54,8 +54,16 @@ pub(crate) enum Op {
     Prefetch(Addr),
     /// `Env::fence`: drain the store buffer, then the fence's own cost.
     Fence,
-    /// A pause or the loop's own instructions, jittered like every other duration.
+    /// A pause or time in the kernel, jittered like every other duration.
     Delay(u64),
+    /// The loop's or a lock library's own instructions (`Env::overhead`,
+    /// `Env::instructions`): as `Delay`, except that a narrow store's forward stall
+    /// is not hidden under them (`memory { forward_stall }`): natively the loop's
+    /// instructions are not time between the release and the next locked operation
+    /// but spread over the loop, so the access after them waits for the store all
+    /// the same. (The OS mutexes, whose library code this also charges, make no
+    /// narrow store.)
+    Instructions(u64),
     /// `Env::work`: as `Delay`, but it runs under the thread's earlier stalls, as far
     /// as the core runs ahead of them ([`RunAhead`]).
     Work(u64),
@@ -299,8 +307,9 @@ impl Core {
     /// start, if later than now: store-to-load forwarding fails for an access wider
     /// than the store (a masked RMW of the same field is not), which waits for the
     /// store to reach the cache (`memory { forward_stall }`, counted from the
-    /// store's issue). Forgets the store once an access of its word has waited
-    /// for it or another store has covered it.
+    /// store's issue, not counting the thread's own instructions since:
+    /// [`Op::Instructions`]). Forgets the store once an access of its word has
+    /// waited for it or another store has covered it.
     #[inline]
     fn forward_wait(&mut self, tid: u32, op: Op) -> Option<u64> {
         let s = &mut self.slots[tid as usize];
@@ -314,7 +323,9 @@ impl Core {
             | Op::FetchAnd(a, _)
             | Op::Store(a, _) => (a, None),
             Op::SwapMasked(a, m, _) | Op::StoreMasked(a, m, _) => (a, Some(m)),
-            Op::Prefetch(_) | Op::Fence | Op::Delay(_) | Op::Work(_) => return None,
+            Op::Prefetch(_) | Op::Fence | Op::Delay(_) | Op::Instructions(_) | Op::Work(_) => {
+                return None
+            }
         };
         if addr != word {
             return None;
@@ -454,8 +465,13 @@ impl Core {
         }
         let now = self.now;
         let (addr, kind) = match op {
-            Op::Delay(ns) => {
+            Op::Delay(ns) | Op::Instructions(ns) => {
                 let ns = self.mem.jitter(tid, ns);
+                if let (Op::Instructions(_), Some(narrow)) =
+                    (op, &mut self.slots[tid as usize].narrow)
+                {
+                    narrow.2 += ns;
+                }
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
                 }
@@ -666,7 +682,7 @@ impl Core {
                 }
                 (0, true, true)
             }
-            Op::Delay(_) | Op::Work(_) | Op::Fence => unreachable!(),
+            Op::Delay(_) | Op::Instructions(_) | Op::Work(_) | Op::Fence => unreachable!(),
         };
         if wrote && self.mem.lines[addr.line as usize].watch_head != NONE {
             self.wake_watchers(addr.line, t.visible);
@@ -1211,7 +1227,7 @@ impl Env for SimEnv<'_> {
         // No event at all for none: the records of a topology without such costs
         // stay what they were.
         if ns > 0 {
-            self.op(Op::Delay(ns)).await
+            self.op(Op::Instructions(ns)).await
         }
     }
     fn off_cpu(&self, off: bool) {

@@ -1340,11 +1340,11 @@ fn a_load_after_a_stores_request_reached_the_copies_waits_for_the_store() {
 }
 
 /// Two stores in flight by two writers: CPU 1 (the other socket, 190 ns away) holds a
-/// copy of line `a`; CPU 0 writes it at 500, an upgrade that commits at 690; CPU 2,
-/// beside CPU 0, writes it at 550, behind that store (a transfer from CPU 0, 50 ns:
-/// it commits at 740). The first commit took CPU 1's copy, so its load at 700 is a
-/// miss, not a hit on the copy it no longer has: served behind the second store
-/// (740), a transfer later, with its value.
+/// copy of line `a`; CPU 0 writes it at 500, a read-for-ownership that invalidates
+/// that copy and commits at 690; CPU 2, beside CPU 0, writes it at 550, behind that
+/// store (a transfer from CPU 0, 50 ns: it commits at 740). The first commit took
+/// CPU 1's copy, so its load at 700 is a miss, not a hit on the copy it no longer
+/// has: served behind the second store (740), a transfer later, with its value.
 #[test]
 fn a_commit_invalidates_the_copies_while_a_later_store_is_still_in_flight() {
     let m = spec(2, 2, 1, 10, 50, 190);
@@ -2199,10 +2199,12 @@ fn a_request_takes_effect_when_it_reaches_the_lines_holder() {
 /// between runs under the wait, and a masked RMW of the same field does not wait.
 /// One thread, 5 ns atomics: the CAS after the store is done at 5 + 12 + 5 = 22
 /// (10 without the rule); after 20 ns of work it does not wait (47); the field's own
-/// swap neither (52); a load waits for the store (52 + 12 = 64).
+/// swap neither (52); a load waits for the store (52 + 12 = 64). The loop's own
+/// instructions (7 ns) hide none of it: a CAS after them starts 7 + 12 after the
+/// store (64 + 19 + 5 = 88; 40 + 7 + 5 = 52 without the rule).
 #[test]
 fn a_wide_access_after_a_narrow_store_waits_for_it() {
-    async fn body<E: Env>(e: &E, a: Addr, at: &[Cell<u64>; 4]) {
+    async fn body<E: Env>(e: &E, a: Addr, at: &[Cell<u64>; 5]) {
         e.cas(a, 0, 1, Relaxed).await.unwrap();
         e.store_masked(a, 0xff, 0, Relaxed).await;
         e.cas(a, 0, 1, Relaxed).await.unwrap();
@@ -2217,23 +2219,27 @@ fn a_wide_access_after_a_narrow_store_waits_for_it() {
         e.store_masked(a, 0xff, 0, Relaxed).await;
         e.load(a, Relaxed).await;
         at[3].set(e.now());
+        e.store_masked(a, 0xff, 0, Relaxed).await;
+        e.instructions(7).await;
+        e.cas(a, 0, 1, Relaxed).await.unwrap();
+        at[4].set(e.now());
     }
-    let run = |stall_ns: u64| -> [u64; 4] {
+    let run = |stall_ns: u64| -> [u64; 5] {
         let mut m = spec(1, 2, 1, 5, 50, 190);
         m.costs.memory.forward_stall_ns = stall_ns;
         let mut alloc = LineAlloc::new();
         let a = Addr::new(alloc.line(), 0);
         let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), alloc.count(), 1);
         let env = mach.env(0);
-        let at: [Cell<u64>; 4] = Default::default();
+        let at: [Cell<u64>; 5] = Default::default();
         {
             let mut futs: Vec<Fut> = vec![Box::pin(body(&env, a, &at))];
             assert_eq!(mach.run(&mut futs, u64::MAX).finished, 1);
         }
         at.map(|c| c.get())
     };
-    assert_eq!(run(12), [22, 47, 52, 64]);
-    assert_eq!(run(0), [10, 35, 40, 40]);
+    assert_eq!(run(12), [22, 47, 52, 64, 88]);
+    assert_eq!(run(0), [10, 35, 40, 40, 52]);
 }
 
 /// `trace_point` records what the run does without changing it: the window's events

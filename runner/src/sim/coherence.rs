@@ -801,9 +801,10 @@ impl Memory {
                 let l = &mut self.lines[line as usize];
                 if commit > now {
                     l.pending.retain(|p| p.commit > now);
-                    // The copies valid before it: the line's holders now (the writer
-                    // of an older pending store, or whoever read the line since that
-                    // store's request reached the copies).
+                    // The copies valid before it: the line's holders now (with no
+                    // store pending, its sharers; behind another writer's store, that
+                    // writer and whoever has read the line since that store's request
+                    // reached the copies).
                     l.pending.push(Pending {
                         writer: x,
                         commit,

@@ -164,9 +164,10 @@ pub(crate) struct Fabric {
     upgrade_ppm: u64,
     /// `memory { migratory }`: a load of a line another core has written takes it.
     migratory: bool,
-    /// `memory { request_arrival }`: where a store's read-for-ownership reaches the
-    /// other copies (0: not before the store commits).
-    request_arrival_ppm: u64,
+    /// `memory { request_arrival }`, parts per million: where a request reaches the
+    /// line's holder (the engine's flights) and a store's read-for-ownership the
+    /// other copies (0: where it is issued; a store's, not before it commits).
+    pub request_arrival_ppm: u64,
 }
 
 impl Fabric {

@@ -166,8 +166,6 @@ pub(crate) struct Core {
     rmw_run_ahead_ppm: u64,
     /// The topology's `memory { reread_overlap }`, parts per million.
     reread_overlap_ppm: u64,
-    /// The topology's `memory { request_arrival }`, parts per million.
-    request_arrival_ppm: u64,
     /// The topology's `memory { drain_overlap }`, parts per million.
     drain_overlap_ppm: u64,
     /// The topology's `memory { forward_stall }`.
@@ -286,7 +284,7 @@ impl Core {
     #[inline]
     fn flight(&mut self, tid: u32, line: u32) -> (u64, u32) {
         // Off (every topology that does not set it): not even the line is read.
-        let a = self.request_arrival_ppm;
+        let a = self.mem.fabric.request_arrival_ppm;
         if a == 0 {
             return (0, NONE);
         }
@@ -467,10 +465,10 @@ impl Core {
         let (addr, kind) = match op {
             Op::Delay(ns) | Op::Instructions(ns) => {
                 let ns = self.mem.jitter(tid, ns);
-                if let (Op::Instructions(_), Some(narrow)) =
-                    (op, &mut self.slots[tid as usize].narrow)
-                {
-                    narrow.2 += ns;
+                if matches!(op, Op::Instructions(_)) {
+                    if let Some(narrow) = &mut self.slots[tid as usize].narrow {
+                        narrow.2 += ns;
+                    }
                 }
                 if ns == 0 || self.resume_at(now + ns, tid) {
                     return Some((0, true));
@@ -574,7 +572,7 @@ impl Core {
             && drained_ahead.is_none()
             && matches!(kind, Kind::Load | Kind::Rmw)
             && !(kind == Kind::Load
-                && self.request_arrival_ppm > 0
+                && self.mem.fabric.request_arrival_ppm > 0
                 && self.mem.hits_own_copy(tid, addr.line, now))
         {
             let (flight, holder) = self.flight(tid, addr.line);
@@ -779,7 +777,6 @@ impl Machine {
                 rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
                 reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
                 forward_stall_ns: costs.memory.forward_stall_ns,
-                request_arrival_ppm: costs.memory.request_arrival_ppm as u64,
                 drain_overlap_ppm: costs.memory.drain_overlap_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),

@@ -577,6 +577,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
                         touch_locked_stall: l(|x| x.touch_locked_stall).unwrap_or_default(),
                         touch_locked_hidden: l(|x| x.touch_locked_hidden).unwrap_or_default(),
                         holder_lead: l(|x| x.holder_lead).unwrap_or_default(),
+                        clock_read: l(|x| x.clock_read).unwrap_or_default(),
                         drain_stall: l(|x| x.drain_stall).unwrap_or_default(),
                         drain_rmw_stall: l(|x| x.drain_rmw_stall).unwrap_or_default(),
                     }),
@@ -730,7 +731,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                  #           of which the spin runs under {:.1} ns; with a locked release it runs\n\
                  #           under {:.1} ns of {:.1} ns\n\
                  #           CPU {} adding to a line it holds goes on hitting {:.1} ns after CPU {}\n\
-                 #           sends a swap to it\n\
+                 #           sends a swap to it (its clock reads counted out, {:.1} ns each)\n\
                  #           a store to a line CPU {} modified, then a locked add to another it\n\
                  #           modified, stall {:.1} ns; the store alone delays a locked add on an\n\
                  #           owned line {:.1} ns, and the locked add alone stalls {:.1} ns\n",
@@ -738,7 +739,7 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                 p.b, l.load_written_read,
                 p.b, l.acquire_stall, l.acquire_hidden, l.chain_stall, l.run_ahead,
                 p.b, l.touch_stall, l.touch_hidden, l.touch_locked_hidden, l.touch_locked_stall,
-                p.b, l.holder_lead, p.a,
+                p.b, l.holder_lead, p.a, l.clock_read,
                 p.b, l.drain_rmw_stall, l.drain_stall, l.rmw_modified - l.rmw_owned
             )),
             None => s.push_str(
@@ -882,6 +883,8 @@ pub struct LineStateCosts {
     /// How long CPU `b`, holding a line it keeps adding to, went on hitting after
     /// CPU `a` sent a swap to it ([`holder_lead`]): `memory { request_arrival }`.
     pub holder_lead: f64,
+    /// What one fenced clock read costs on `b`, counted out of `holder_lead`.
+    pub clock_read: f64,
     /// A store to a line the other CPU modified, then a locked add to a line `a`
     /// owns ([`Access::StoreRmw`]): the stall (against both lines owned), which is
     /// the locked add's wait for the store to commit.
@@ -1169,13 +1172,22 @@ fn fenced_tsc() -> u64 {
 /// swap's old value is the number of adds that came before it, and how long after
 /// `b` sent it `a`'s last add before it completed is how long the holder kept
 /// hitting while the request travelled: `memory { request_arrival }` is that over
-/// the transfer. A lower bound by up to one of `a`'s adds (the request took effect
-/// between that add and the next). The median of `rounds` rounds, ns; `None` if
-/// pinning fails or a side does not get its CPU within two seconds. Needs the TSCs
-/// of the two CPUs to agree, which a trusted TSC ([`tsc::ns_per_tick`]) does.
+/// the transfer. Two corrections make the clocks' difference that lead
+/// ([`lead_from_clocks`]): it counts one clock read (`a`'s, from its add's end to its
+/// sample, and `b`'s, from its sample to its swap leaving: together about one fenced
+/// read, timed on `a` back to back), and it ends at the last add before the request
+/// landed, which it did somewhere in the next add-and-read (half of one on average).
+/// On a guest whose fenced clock read costs more than a transfer these are most of
+/// the reading: on the Zen 4 guest of 6 December 2026 the read cost 23.4 ns and the
+/// transfer 19.3, and the uncorrected lead, 22.3 ns, gave `request_arrival = 1.00`.
+/// Returns `(lead, clock read)`, ns, from the central mean ([`central_mean`]) of
+/// `rounds` rounds; `None` if pinning fails or a side does not get its CPU within
+/// two seconds. Needs the TSCs of the two CPUs to agree, which a trusted TSC
+/// ([`tsc::ns_per_tick`]) does.
 ///
 /// [`tsc::ns_per_tick`]: crate::native::env::tsc::ns_per_tick
-fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<f64> {
+fn holder_lead(a: u32, b: u32, rounds: u64, clock: (f64, u64)) -> Option<(f64, f64)> {
+    let (ns_per_tick, step) = clock;
     // Adds per round at most: the deadline is 10 µs ahead, an add and its timer
     // take tens of ns.
     const ADDS: usize = 4096;
@@ -1190,7 +1202,7 @@ fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<f64> {
     let answered = Line(AtomicU64::new(0));
     let failed = AtomicU64::new(0);
     let deadline = Instant::now() + Duration::from_secs(2);
-    let leads = std::thread::scope(|s| {
+    let timed = std::thread::scope(|s| {
         let (x, go, sent, seen, answered, failed) = (&x, &go, &sent, &seen, &answered, &failed);
         let wait = move |l: &Line, pred: &dyn Fn(u64) -> bool| -> Option<u64> {
             spin_until(failed, deadline, || {
@@ -1217,13 +1229,15 @@ fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<f64> {
                 answered.0.store(r, Ordering::Release);
             }
         });
-        let h = s.spawn(move || -> Option<Vec<f64>> {
+        let h = s.spawn(move || -> Option<(Vec<i64>, f64, f64)> {
             if pin::pin_current(a).is_err() {
                 failed.store(1, Ordering::SeqCst);
                 return None;
             }
+            let read = fenced_read_ticks();
             let mut ts = vec![0u64; ADDS];
-            let mut out = Vec::with_capacity(rounds as usize);
+            let mut raw = Vec::with_capacity(rounds as usize);
+            let (mut iterations, mut adds) = (0u64, 0u64);
             for r in 1..=rounds {
                 // The line is ours, modified, before `b` is told the deadline.
                 x.0.store(0, Ordering::SeqCst);
@@ -1237,20 +1251,52 @@ fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<f64> {
                 }
                 wait(answered, &|v| v == r)?;
                 let w = seen.load(Ordering::Relaxed) as usize;
-                // Not a round where the swap came first or after the last add.
-                if (1..ADDS).contains(&w) {
+                // Not a round where the swap came first, second, or after the last
+                // add: the holder's pace is timed over the adds before the landing.
+                if (2..ADDS).contains(&w) {
                     let t0 = sent.load(Ordering::Relaxed);
-                    out.push((ts[w - 1] as f64 - t0 as f64) * ns_per_tick);
+                    raw.push(ts[w - 1].wrapping_sub(t0) as i64);
+                    iterations += ts[w - 1] - ts[0];
+                    adds += w as u64 - 1;
                 }
             }
-            Some(out)
+            (adds > 0).then(|| (raw, iterations as f64 / adds as f64, read))
         });
         h.join().ok().flatten()
     });
     if failed.load(Ordering::SeqCst) != 0 {
         return None;
     }
-    median_of(leads?)
+    let (mut raw, iteration, read) = timed?;
+    let lead = lead_from_clocks(&mut raw, step, iteration, read)?;
+    Some((lead * ns_per_tick, read * ns_per_tick))
+}
+
+/// The holder's lead ([`holder_lead`]), ticks, from the rounds' readings: `raw` the
+/// holder's clock after its last add before the landing less the sender's before its
+/// swap, `iteration` the holder's add-and-read, `read` one fenced clock read (each
+/// in ticks, of a clock that advances `step` at a time). The readings count one
+/// clock read, and the request landed on average half an iteration after that add.
+/// `None` without rounds.
+fn lead_from_clocks(raw: &mut [i64], step: u64, iteration: f64, read: f64) -> Option<f64> {
+    let low = *raw.iter().min()?;
+    let mut shifted: Vec<u64> = raw.iter().map(|&r| r.abs_diff(low)).collect();
+    Some(central_mean(&mut shifted, step) + low as f64 - read + iteration / 2.0)
+}
+
+/// What one fenced clock read ([`fenced_tsc`]) costs on this CPU, ticks: the best
+/// of five runs of 1,000 back to back (a mean, so a clock that steps reads true).
+fn fenced_read_ticks() -> f64 {
+    (0..5)
+        .map(|_| {
+            let first = fenced_tsc();
+            let mut last = first;
+            for _ in 0..1000 {
+                last = fenced_tsc();
+            }
+            last.wrapping_sub(first) as f64 / 1000.0
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
@@ -1293,7 +1339,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         let (touch_stall, touch_hidden) = stall_hidden(&touch(false))?;
         let (touch_locked_stall, touch_locked_hidden) = stall_hidden(&touch(true))?;
         // A CPU holding the line decides `b`'s request as `b` does its own.
-        let holder_lead = holder_lead(b, a, 400, ns_per_tick)?;
+        let (holder_lead, clock_read) = holder_lead(b, a, 2000, clock)?;
         // Against the same accesses on lines `a` owns.
         let store_rmw = |modified: bool| -> Option<f64> {
             let access = Access::StoreRmw { modified };
@@ -1314,6 +1360,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
             touch_locked_stall,
             touch_locked_hidden,
             holder_lead,
+            clock_read,
             drain_stall: store_rmw(false)?,
             drain_rmw_stall: store_rmw(true)?,
         });
@@ -1334,6 +1381,7 @@ pub fn line_state_costs(a: u32, b: u32) -> Option<LineStateCosts> {
         touch_locked_stall: median(|r| r.touch_locked_stall),
         touch_locked_hidden: median(|r| r.touch_locked_hidden),
         holder_lead: median(|r| r.holder_lead),
+        clock_read: median(|r| r.clock_read),
         drain_stall: median(|r| r.drain_stall),
         drain_rmw_stall: median(|r| r.drain_rmw_stall),
     })
@@ -1606,6 +1654,7 @@ mod tests {
                     touch_locked_stall: 46.0 + x,
                     touch_locked_hidden: 1.0 + x,
                     holder_lead: 27.0 + x,
+                    clock_read: 10.0 + x,
                     drain_stall: 44.0 + x,
                     drain_rmw_stall: 54.0 + x,
                 }),
@@ -1700,6 +1749,24 @@ mod tests {
         // A TAS loop faster than its atomic leaves `overhead` at 0, not below: the
         // pthread loop is then two atomics and the call (8.8 − 2 × 5).
         assert!((pthread_call_ns(3.7, 12.8, 5.0) - 2.8).abs() < 1e-9);
+    }
+
+    /// The holder's lead from the clocks: the readings count one fenced clock read
+    /// and stop at the last add before the landing, half an add-and-read short of it
+    /// on average. The 6 December 2026 Zen 4 guest's figures, in ns at one tick per
+    /// ns: raw leads of 34 (one interrupted round at 400 left out of the mean), a
+    /// 23 ns read and a 25 ns add-and-read give 34 − 23 + 12.5. A clock that steps
+    /// 10 at a time reads the same rounds as 30s and 40s; their mean is the lead.
+    /// Negative readings (the last add before the landing completed before the swap
+    /// was sent) count as they are.
+    #[test]
+    fn the_holder_lead_counts_out_a_clock_read_and_adds_half_an_iteration() {
+        let lead =
+            |raw: &[i64], step: u64| lead_from_clocks(&mut raw.to_vec(), step, 25.0, 23.0).unwrap();
+        assert_eq!(lead(&[34, 34, 34, 400, 34], 1), 23.5);
+        assert_eq!(lead(&[30, 40, 30, 30, 40, 30, 40, 30, 40, 30], 10), 23.5);
+        assert_eq!(lead(&[-6, -6, -6], 1), -16.5);
+        assert_eq!(lead_from_clocks(&mut [], 1, 25.0, 23.0), None);
     }
 
     #[test]

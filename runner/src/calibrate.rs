@@ -1182,8 +1182,8 @@ fn fenced_tsc() -> u64 {
 /// transfer 19.3; the uncorrected lead, 22.3 ns, and the corrected, 22–28 ns in
 /// three runs, both gave `request_arrival = 1.00`.
 /// Returns `(lead, clock read)`, ns, from `rounds` rounds; `None` if pinning fails
-/// or a side does not get its CPU within two seconds. Needs the TSCs of the two CPUs to agree, which a trusted TSC
-/// ([`tsc::ns_per_tick`]) does.
+/// or a side does not get its CPU within two seconds. Needs the TSCs of the two CPUs
+/// to agree, which a trusted TSC ([`tsc::ns_per_tick`]) does.
 ///
 /// [`tsc::ns_per_tick`]: crate::native::env::tsc::ns_per_tick
 fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<(f64, f64)> {
@@ -1255,7 +1255,7 @@ fn holder_lead(a: u32, b: u32, rounds: u64, ns_per_tick: f64) -> Option<(f64, f6
                 if (2..ADDS).contains(&w) {
                     let t0 = sent.load(Ordering::Relaxed);
                     raw.push(ts[w - 1].wrapping_sub(t0) as i64);
-                    iterations += ts[w - 1] - ts[0];
+                    iterations += ts[w - 1].saturating_sub(ts[0]);
                     adds += w as u64 - 1;
                 }
             }

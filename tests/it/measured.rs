@@ -74,6 +74,13 @@ const FITS: &[Fit] = &[
         waited_within: 80,
     },
     Fit {
+        set: "2026-12-07-epyc-25-17",
+        cpu_within: 75,
+        cpu_mean_abs: 0.073,
+        reacquired_within: 83,
+        waited_within: 81,
+    },
+    Fit {
         set: "2026-12-06-xeon-6-167-waits-gaps",
         cpu_within: 30,
         cpu_mean_abs: 0.124,

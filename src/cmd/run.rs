@@ -589,6 +589,20 @@ fn parse_shard(s: &str) -> Result<(u32, u32)> {
     Ok((i, n))
 }
 
+/// The command as typed, with the program named by its file name: a results
+/// directory is shared and kept (`experiments/measured/`), and the path to the binary
+/// says only where one machine keeps it (the build itself is in `git_commit`,
+/// `rustc` and `build_profile`).
+fn portable_command_line(argv: &[String]) -> Vec<String> {
+    let mut line = argv.to_vec();
+    if let Some(program) = line.first_mut() {
+        if let Some(name) = std::path::Path::new(program.as_str()).file_name() {
+            *program = name.to_string_lossy().into_owned();
+        }
+    }
+    line
+}
+
 pub fn new_manifest(
     plan: Plan,
     modes: Vec<Mode>,
@@ -612,7 +626,7 @@ pub fn new_manifest(
             .filter(|s| !s.is_empty())
             .map(String::from),
         build_profile: env!("LOCKLAB_PROFILE").to_string(),
-        command_line: argv.to_vec(),
+        command_line: portable_command_line(argv),
         sources: plan.sources.clone(),
         master_seed: plan.master_seed,
         modes,

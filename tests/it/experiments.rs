@@ -37,6 +37,12 @@ fn quickstart_writes_the_full_results_directory() {
     ] {
         assert!(manifest.contains(key), "manifest records {key}");
     }
+    // The tests run the binary by its path in the build tree: the manifest names the
+    // program alone, not where this machine keeps it.
+    assert!(
+        manifest.contains("command_line:\n- locklab\n"),
+        "the command line names the program by its file name: {manifest}"
+    );
     let claims: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("claims.json")).unwrap()).unwrap();
     let text = claims.to_string();

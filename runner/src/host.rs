@@ -495,7 +495,7 @@ pub fn topology_as_lab_with(
                  # pthread_call = pthread loop - 2 atomic - overhead,\n\
                  # run_ahead = the part of a chain of misses a spin after it runs under,\n\
                  # rmw_run_ahead = the share of a locked add's stall a spin after it runs under,\n\
-                 # reread_overlap = the share of the upgrade a spinner's re-read overlaps in the load/store hand-off,\n\
+                 # reread_overlap = the share of the writer's request a spinner's re-read overlaps in the hand-off by flags,\n\
                  # request_arrival = how long a holder goes on hitting after a swap is sent to it / transfer,\n\
                  # drain_overlap = how much a store's drain and a locked add's miss overlap / the drain,\n\
                  # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer,\n\

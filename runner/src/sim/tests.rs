@@ -10,22 +10,37 @@ use std::sync::atomic::Ordering::Relaxed;
 
 type Fut<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
-/// Two CPUs pass a value back and forth through one line, as `locklab topo
-/// --measure`'s ping-pongs do: each waits with loads and answers with a store, or
-/// (`by_cas`) takes its turn with a compare-and-swap; the time of one round trip.
-fn round_trip(m: &Spec, by_cas: bool) -> u64 {
+/// How the two CPUs of a ping-pong pass the turn.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    /// Each waits with loads on one line and answers with a store to it.
+    LoadStore,
+    /// Each takes its turn with a compare-and-swap on one line.
+    Cas,
+    /// Each waits with loads on a flag line of its own and answers with a store to
+    /// the other's, as `locklab topo --measure`'s hand-off by flags (a queue lock's).
+    Flags,
+}
+
+/// Two CPUs pass a value back and forth, as `locklab topo --measure`'s ping-pongs
+/// do; the time of one round trip.
+fn round_trip(m: &Spec, how: Pass) -> u64 {
     let sl = slots(m, PlacementKind::Scatter, 2);
-    let mach = machine(m, &sl, 1, 1);
-    let a = Addr::new(0, 0);
+    let mach = machine(m, &sl, 2, 1);
     let stamps: [Cell<u64>; 2] = Default::default();
     const ROUNDS: u64 = 110;
-    async fn player<E: Env>(e: &E, a: Addr, me: u64, by_cas: bool, stamps: &[Cell<u64>; 2]) {
+    async fn player<E: Env>(e: &E, me: u64, how: Pass, stamps: &[Cell<u64>; 2]) {
+        // Under `Flags` player `me` waits on line `me` and writes the other's.
+        let (mine, theirs) = match how {
+            Pass::Flags => (Addr::new(me as u32, 0), Addr::new(1 - me as u32, 0)),
+            _ => (Addr::new(0, 0), Addr::new(0, 0)),
+        };
         for i in 0..ROUNDS {
             let want = 2 * i + me;
-            if by_cas {
-                while e.cas(a, want, want + 1, Relaxed).await.is_err() {}
+            if how == Pass::Cas {
+                while e.cas(mine, want, want + 1, Relaxed).await.is_err() {}
             } else {
-                e.wait_until(a, Relaxed, |v| v == want).await;
+                e.wait_until(mine, Relaxed, |v| v == want).await;
             }
             if me == 0 && i == 10 {
                 stamps[0].set(e.now());
@@ -33,16 +48,16 @@ fn round_trip(m: &Spec, by_cas: bool) -> u64 {
             if me == 0 && i == ROUNDS - 1 {
                 stamps[1].set(e.now());
             }
-            if !by_cas {
-                e.store(a, want + 1, Relaxed).await;
+            if how != Pass::Cas {
+                e.store(theirs, want + 1, Relaxed).await;
             }
         }
     }
     let envs = [mach.env(0), mach.env(1)];
     {
         let mut futs: Vec<Fut> = vec![
-            Box::pin(player(&envs[0], a, 0, by_cas, &stamps)),
-            Box::pin(player(&envs[1], a, 1, by_cas, &stamps)),
+            Box::pin(player(&envs[0], 0, how, &stamps)),
+            Box::pin(player(&envs[1], 1, how, &stamps)),
         ];
         let out = mach.run(&mut futs, u64::MAX);
         assert_eq!(out.finished, 2);
@@ -59,7 +74,7 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
     let m = spec(2, 2, 1, 10, 50, 190);
     let sl = slots(&m, PlacementKind::Scatter, 2);
     assert_eq!(sl.0.distance(sl.1[0].cpu, sl.1[1].cpu).as_str(), "remote");
-    assert_eq!(round_trip(&m, false), 2 * 2 * 190);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 2 * 190);
 }
 
 /// A spinner notices a write when the `pause` it is in ends: its re-read leaves at a
@@ -70,9 +85,9 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
 #[test]
 fn a_woken_spinner_rereads_when_its_pause_ends() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
-    assert_eq!(round_trip(&m, false), 2 * 2 * 190);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 2 * 190);
     m.costs.pause_ns = 100;
-    let per_round = round_trip(&m, false) as i64;
+    let per_round = round_trip(&m, Pass::LoadStore) as i64;
     assert!((per_round - 2 * (2 * 190 + 50)).abs() <= 15, "{per_round}");
 }
 
@@ -84,12 +99,12 @@ fn a_woken_spinner_rereads_when_its_pause_ends() {
 fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
     m.costs.memory.upgrade_ppm = 1_500_000;
-    assert_eq!(round_trip(&m, false), 2 * (285 + 190));
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * (285 + 190));
     m.costs.memory.upgrade_ppm = 250_000;
-    assert_eq!(round_trip(&m, false), 2 * (48 + 190));
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * (48 + 190));
     // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one
     // whole transfer plus the atomic per pass, whatever `upgrade` says.
-    let per_round = round_trip(&m, true);
+    let per_round = round_trip(&m, Pass::Cas);
     // The failed CASes of the waiting side take the line too; a pass ends when the
     // winner's CAS completes, at least one transfer plus the atomic after the last.
     assert!(per_round >= 2 * (190 + 5), "{per_round}");
@@ -107,14 +122,45 @@ fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
 #[test]
 fn a_spinners_reread_overlaps_the_writers_ownership_request_by_its_share() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
-    assert_eq!(round_trip(&m, false), 2 * 380);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 380);
     m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
-    assert_eq!(round_trip(&m, false), 2 * 195);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 195);
     m.costs.memory.reread_overlap_ppm = WHOLE_PPM / 2;
-    assert_eq!(round_trip(&m, false), 2 * 285);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 285);
     m.costs.memory.reread_overlap_ppm = WHOLE_PPM;
     m.costs.memory.upgrade_ppm = 250_000;
-    assert_eq!(round_trip(&m, false), 2 * 190);
+    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 190);
+}
+
+/// The hand-off by flags (each side spins on a line of its own, the other writes
+/// it: a queue lock's hand-off), what `topo --measure` fits `reread_overlap` to.
+/// Where the model is `migratory`, the spinner's load took the line the writer
+/// wrote last whole, so the writer's request is a whole transfer (19 ns here), then
+/// the re-read another: 38 a pass; the re-read overlaps its share of the request
+/// (half: 28, rounded up from 28.5; all: 19). Otherwise the writer upgrades its
+/// shared copy (1.59 × 19 = 30 ns) and the re-read follows: 49, and with half of it
+/// overlapped 34. On one line under `migratory` the side whose turn it is takes the
+/// line with the load that sees its turn, its store hits and nothing is upgraded:
+/// one transfer a pass, whatever the overlap, which is why the fit is not made on
+/// one line.
+#[test]
+fn a_hand_off_by_flags_is_the_writers_request_and_the_reread_less_the_overlap() {
+    let with = |migratory: bool, overlap: u32, how: Pass| {
+        let mut m = spec(2, 2, 1, 10, 19, 19);
+        m.costs.memory.upgrade_ppm = 1_590_000;
+        m.costs.memory.migratory = migratory;
+        m.costs.memory.reread_overlap_ppm = overlap;
+        round_trip(&m, how) / 2
+    };
+    let half = WHOLE_PPM / 2;
+    assert_eq!(with(true, 0, Pass::Flags), 38);
+    assert_eq!(with(true, half, Pass::Flags), 28);
+    assert_eq!(with(true, WHOLE_PPM, Pass::Flags), 19);
+    assert_eq!(with(false, 0, Pass::Flags), 49);
+    assert_eq!(with(false, half, Pass::Flags), 34);
+    for overlap in [0, half, WHOLE_PPM] {
+        assert_eq!(with(true, overlap, Pass::LoadStore), 19);
+    }
 }
 
 /// A TTAS release starts a herd: every spinner re-reads the freed line and swaps,

@@ -111,7 +111,7 @@ fn transfer_latency_is_not_measured_on_a_cpu_we_cannot_pin_to() {
         .and_then(|l| l.first().copied())
         .unwrap_or(0);
     use locklab_runner::calibrate::{transfer_latency, Handoff};
-    for how in [Handoff::Cas, Handoff::LoadStore] {
+    for how in [Handoff::Cas, Handoff::Flags] {
         assert_eq!(transfer_latency(cpu, 100_000, how), None);
     }
 }

@@ -102,7 +102,7 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
                 while i < 2 * ROUNDS {
                     // Wait for our turn (value == i), then pass it on (i + 1).
                     let turn = spin_until(failed, deadline, || {
-                        let mine = match how {
+                        let took = match how {
                             Handoff::Cas => line
                                 .0
                                 .compare_exchange(i, i + 1, Ordering::AcqRel, Ordering::Relaxed)
@@ -115,7 +115,7 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
                                 ok
                             }
                         };
-                        mine.then_some(())
+                        took.then_some(())
                     });
                     if turn.is_none() {
                         return start.elapsed();
@@ -422,7 +422,7 @@ fn drain_overlap(l: &LineStateCosts) -> Option<f64> {
 }
 
 /// The least duration a share is fitted over (`rmw_run_ahead`: the stall of a
-/// locked add and the load beside it; `reread_overlap`: the writer's upgrade): below
+/// locked add and the load beside it; `reread_overlap`: the writer's request): below
 /// it the TSC's steps and the timer's own noise are a large part of it.
 const SHARE_MIN_NS: f64 = 10.0;
 
@@ -1865,7 +1865,7 @@ mod tests {
         };
         assert!((upgrade(71.5) - 1.5).abs() < 1e-9);
         assert_eq!(upgrade(1000.0), UPGRADE_MAX);
-        // The load/store hand-off, 48 ns one way: without overlap 42 (the upgrade)
+        // The hand-off by flags, 48 ns one way: without overlap 42 (the upgrade)
         // + 20 (half a pause) + 45 (the re-read) = 107, so the re-read overlaps
         // (107 - 48) / 42 of the upgrade: all of it (clamped). Where it costs what
         // no overlap gives, none; halfway, half. Without the pause, not fitted.

@@ -137,9 +137,9 @@ fn a_spinners_reread_overlaps_the_writers_ownership_request_by_its_share() {
 /// Where the model is `migratory`, the spinner's load took the line the writer
 /// wrote last whole, so the writer's request is a whole transfer (19 ns here), then
 /// the re-read another: 38 a pass; the re-read overlaps its share of the request
-/// (half: 28, rounded up from 28.5; all: 19). Otherwise the writer upgrades its
-/// shared copy (1.59 × 19 = 30 ns) and the re-read follows: 49, and with half of it
-/// overlapped 34. On one line under `migratory` the side whose turn it is takes the
+/// (half: 9.5 ns, rounded to 10, so 28; all: 19). Otherwise the writer upgrades its
+/// shared copy (1.59 × 19 = 30 ns) and the re-read follows: 49, and with half of the
+/// upgrade overlapped 34. On one line under `migratory` the side whose turn it is takes the
 /// line with the load that sees its turn, its store hits and nothing is upgraded:
 /// one transfer a pass, whatever the overlap, which is why the fit is not made on
 /// one line.

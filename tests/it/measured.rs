@@ -81,6 +81,13 @@ const FITS: &[Fit] = &[
         waited_within: 81,
     },
     Fit {
+        set: "2026-12-07-epyc-25-17-flags",
+        cpu_within: 75,
+        cpu_mean_abs: 0.064,
+        reacquired_within: 83,
+        waited_within: 85,
+    },
+    Fit {
         set: "2026-12-06-xeon-6-167-waits-gaps",
         cpu_within: 30,
         cpu_mean_abs: 0.124,

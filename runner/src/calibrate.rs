@@ -85,25 +85,29 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
     const ROUNDS: u64 = 20_000;
     let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
-        let line = Line(AtomicU64::new(0));
-        let flags = [Line(AtomicU64::new(0)), Line(AtomicU64::new(0))];
+        let lines = [Line(AtomicU64::new(0)), Line(AtomicU64::new(0))];
         let failed = AtomicU64::new(0);
         let deadline = Instant::now() + Duration::from_secs(1);
         let elapsed = std::thread::scope(|s| {
-            let (line, flags, failed) = (&line, &flags, &failed);
+            let (lines, failed) = (&lines, &failed);
             let player = move |cpu: u32, parity: u64| {
                 if pin::pin_current(cpu).is_err() {
                     failed.store(1, Ordering::SeqCst);
                 }
                 let start = Instant::now();
                 let mut i = parity;
-                // Under `Flags`, side `parity` waits on `flags[parity]`.
-                let (mine, theirs) = (&flags[parity as usize], &flags[1 - parity as usize]);
+                // The line this side takes its turn on, and the one it passes the
+                // turn on: one line for both sides by CAS; by flags, side `parity`
+                // waits on `lines[parity]` and writes the other.
+                let (mine, theirs) = match how {
+                    Handoff::Cas => (&lines[0], &lines[0]),
+                    Handoff::Flags => (&lines[parity as usize], &lines[1 - parity as usize]),
+                };
                 while i < 2 * ROUNDS {
                     // Wait for our turn (value == i), then pass it on (i + 1).
                     let turn = spin_until(failed, deadline, || {
                         let took = match how {
-                            Handoff::Cas => line
+                            Handoff::Cas => mine
                                 .0
                                 .compare_exchange(i, i + 1, Ordering::AcqRel, Ordering::Relaxed)
                                 .is_ok(),

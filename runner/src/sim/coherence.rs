@@ -361,6 +361,28 @@ pub(crate) fn share_of(ns: u64, ppm: u64) -> u64 {
     (ns * ppm + WHOLE / 2) / WHOLE
 }
 
+/// `ns` · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1) for
+/// the stochastic rounding, floored; `hi` and `lo` are the halves of the random `r`.
+/// `ppm` is at most 10⁶ (a topology's `jitter` at most half), so the sum is never
+/// negative. The floor of the sum over 2³² · 10⁶ is taken as a shift and then a
+/// division by 10⁶ in 64 bits, which the compiler turns into a multiplication: a
+/// 128-bit division was a library call on every priced request and `work`.
+#[inline]
+fn jittered(ns: u64, ppm: u32, r: u64) -> u64 {
+    const ONE: i128 = 1 << 32;
+    const MILLION: i128 = 1_000_000;
+    let (hi, lo) = ((r >> 32) as i128, (r & 0xffff_ffff) as i128);
+    let ns = ns as i128;
+    let scaled = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
+    debug_assert!(scaled >= 0, "jitter of {ppm} ppm");
+    // ⌊⌊s / 2³²⌋ / 10⁶⌋ = ⌊s / (2³² · 10⁶)⌋ for s ≥ 0.
+    let q = (scaled >> 32) as u128;
+    match u64::try_from(q) {
+        Ok(q) => q / MILLION as u64,
+        Err(_) => (q / MILLION as u128) as u64,
+    }
+}
+
 /// How a request left its core, when not simply when it is priced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Early {
@@ -650,13 +672,7 @@ impl Memory {
             return ns;
         }
         let r = self.harts[x as usize].jitter.next_u64();
-        const ONE: i128 = 1 << 32;
-        const MILLION: i128 = 1_000_000;
-        let (hi, lo) = ((r >> 32) as i128, (r & 0xffff_ffff) as i128);
-        let ns = ns as i128;
-        // ns · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1).
-        let scaled = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
-        (scaled / (MILLION * ONE)) as u64
+        jittered(ns, ppm, r)
     }
 
     /// A duration drawn uniformly from `0..ns` (0 if `ns` is 0) from thread `x`'s
@@ -1155,5 +1171,64 @@ mod tests {
         assert_eq!(r.last(), 30);
         r.clear();
         assert_eq!(r.last(), 0);
+    }
+
+    /// The jitter draws what the plain 128-bit division drew (the simulator's results
+    /// are the same on every platform and across versions): durations from 1 ns to
+    /// a day, every jitter a topology may set, random draws and the extreme ones.
+    #[test]
+    fn jitter_draws_what_the_128_bit_division_drew() {
+        let reference = |ns: u64, ppm: u32, r: u64| {
+            const ONE: i128 = 1 << 32;
+            const MILLION: i128 = 1_000_000;
+            let (hi, lo) = ((r >> 32) as i128, (r & 0xffff_ffff) as i128);
+            let ns = ns as i128;
+            let s = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
+            (s / (MILLION * ONE)) as u64
+        };
+        let mut rng = crate::rng::SplitMix64::new(11);
+        let durations = [
+            1,
+            2,
+            5,
+            17,
+            19,
+            100,
+            1_000,
+            123_457,
+            86_400_000_000_000,
+            u32::MAX as u64,
+        ];
+        for &ns in &durations {
+            for ppm in [1, 10_000, 50_000, 333_333, 500_000, 1_000_000] {
+                for r in [0, u64::MAX, 1 << 32, (1 << 32) - 1, u64::MAX << 32] {
+                    assert_eq!(
+                        jittered(ns, ppm, r),
+                        reference(ns, ppm, r),
+                        "{ns} {ppm} {r}"
+                    );
+                }
+                for _ in 0..2_000 {
+                    let r = rng.next_u64();
+                    assert_eq!(
+                        jittered(ns, ppm, r),
+                        reference(ns, ppm, r),
+                        "{ns} {ppm} {r}"
+                    );
+                }
+            }
+        }
+        for _ in 0..100_000 {
+            let (ns, ppm, r) = (
+                rng.next_u64() >> 20,
+                (rng.next_u64() % 1_000_001) as u32,
+                rng.next_u64(),
+            );
+            assert_eq!(
+                jittered(ns, ppm, r),
+                reference(ns, ppm, r),
+                "{ns} {ppm} {r}"
+            );
+        }
     }
 }

@@ -143,6 +143,137 @@ pub fn transfer_latency(a: u32, b: u32, how: Handoff) -> Option<f64> {
     Some(median_of_rounds(rounds))
 }
 
+/// What a steal costs the line's holder, ns, in two loops on the line (the median of
+/// five rounds; `None` where pinning fails or a round saw no steal):
+/// [`steal_loss`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StealCosts {
+    /// A swap, then a release store: a lock's fast path (TAS's).
+    pub swap_release: f64,
+    /// A locked add alone.
+    pub locked_add: f64,
+}
+
+/// The loop [`steal_loss`] times on the line a thief takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HolderLoop {
+    /// A swap, then a release store.
+    SwapRelease,
+    /// A locked add.
+    LockedAdd,
+}
+
+/// How long one of [`steal_loss`]'s windows lasts: steals in every other one.
+const STEAL_WINDOW: Duration = Duration::from_millis(1);
+/// How often the thief takes the line in its windows.
+const STEAL_EVERY: Duration = Duration::from_micros(1);
+
+/// What CPU `holder` loses each time CPU `thief` takes the line its loop runs on, ns:
+/// the holder runs `how` for 100 ms while the thief, in every other 1 ms window,
+/// swaps the line once a microsecond (as a TAS waiter's attempt would). The loss is
+/// the holder's time in the stealing windows, less its iterations there at the pace
+/// of the quiet windows of the same round, over the steals: no second clock, and a
+/// host's slow spell lasting longer than a window slows both kinds alike. The median
+/// of five rounds. `None` if pinning fails or a round saw no steal.
+pub fn steal_loss(holder: u32, thief: u32, how: HolderLoop) -> Option<f64> {
+    const ROUND: Duration = Duration::from_millis(100);
+    // The holder reads the clock once every this many iterations.
+    const BLOCK: u64 = 32;
+    let mut rounds = Vec::with_capacity(5);
+    for _ in 0..5 {
+        let line = Line(AtomicU64::new(0));
+        let (failed, stop, go) = (
+            AtomicU64::new(0),
+            std::sync::atomic::AtomicBool::new(false),
+            std::sync::atomic::AtomicBool::new(false),
+        );
+        let start = Instant::now() + Duration::from_millis(10);
+        // Window 0 steals, window 1 is quiet.
+        let window = |t: Instant| {
+            (t.saturating_duration_since(start).as_nanos() / STEAL_WINDOW.as_nanos()) as usize % 2
+        };
+        let (iters, busy, steals) = std::thread::scope(|s| {
+            let (line, failed, stop, go) = (&line, &failed, &stop, &go);
+            let h = s.spawn(move || {
+                if pin::pin_current(holder).is_err() {
+                    failed.store(1, Ordering::SeqCst);
+                }
+                go.store(true, Ordering::SeqCst);
+                let (mut iters, mut busy) = ([0u64; 2], [Duration::ZERO; 2]);
+                while Instant::now() < start {
+                    std::hint::spin_loop();
+                }
+                let mut prev = start;
+                while prev < start + ROUND && failed.load(Ordering::Relaxed) == 0 {
+                    for _ in 0..BLOCK {
+                        match how {
+                            HolderLoop::SwapRelease => {
+                                line.0.swap(1, Ordering::Acquire);
+                                line.0.store(0, Ordering::Release);
+                            }
+                            HolderLoop::LockedAdd => {
+                                line.0.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                    let now = Instant::now();
+                    let w = window(now);
+                    iters[w] += BLOCK;
+                    busy[w] += now - prev;
+                    prev = now;
+                }
+                stop.store(true, Ordering::SeqCst);
+                (iters, busy)
+            });
+            let t = s.spawn(move || {
+                if pin::pin_current(thief).is_err() {
+                    failed.store(1, Ordering::SeqCst);
+                }
+                let deadline = Instant::now() + Duration::from_secs(1);
+                while !go.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    std::hint::spin_loop();
+                }
+                let mut steals = 0u64;
+                let mut next = start;
+                // Until the holder is done, or a second past its round if it never
+                // says so.
+                let give_up = start + ROUND + Duration::from_secs(1);
+                while !stop.load(Ordering::Relaxed)
+                    && failed.load(Ordering::Relaxed) == 0
+                    && next < give_up
+                {
+                    next += STEAL_EVERY;
+                    while Instant::now() < next {
+                        std::hint::spin_loop();
+                    }
+                    if window(next) == 0 && next < start + ROUND {
+                        black_box(line.0.swap(1, Ordering::Acquire));
+                        steals += 1;
+                    }
+                }
+                steals
+            });
+            let (iters, busy) = h.join().unwrap_or_default();
+            (iters, busy, t.join().unwrap_or_default())
+        });
+        if failed.load(Ordering::SeqCst) != 0 || steals == 0 || iters[1] == 0 {
+            return None;
+        }
+        let quiet_pace = busy[1].as_nanos() as f64 / iters[1] as f64;
+        let lost = busy[0].as_nanos() as f64 - iters[0] as f64 * quiet_pace;
+        rounds.push(lost / steals as f64);
+    }
+    Some(median_of_rounds(rounds))
+}
+
+/// Both loops of [`steal_loss`] (`None` unless both were measured).
+pub fn steal_costs(holder: u32, thief: u32) -> Option<StealCosts> {
+    Some(StealCosts {
+        swap_release: steal_loss(holder, thief, HolderLoop::SwapRelease)?,
+        locked_add: steal_loss(holder, thief, HolderLoop::LockedAdd)?,
+    })
+}
+
 /// ns per call of `f` (given the call's index, hidden from the optimiser), the best
 /// of five rounds of `n` calls on the calling thread.
 fn best_ns_per_call(n: u64, f: &dyn Fn(u64)) -> f64 {
@@ -326,6 +457,9 @@ struct PairCosts {
     flags: Option<f64>,
     /// Single accesses timed by line state.
     line: Option<LineStateCosts>,
+    /// What the line's holder loses when the other CPU takes it (printed; no
+    /// constant is fitted to it yet: docs/validation.md).
+    steal: Option<StealCosts>,
     /// Of how many passes the ping-pongs and the single accesses are the median
     /// (those of the most common placement).
     passes: (usize, usize),
@@ -486,6 +620,7 @@ fn measure_pass(
                     cas,
                     flags: transfer_latency(a, b, Handoff::Flags),
                     line: line_state_costs(a, b),
+                    steal: steal_costs(a, b),
                     passes: (1, 1),
                     placements: Vec::new(),
                 };
@@ -583,6 +718,17 @@ fn combine(passes: Vec<Pass>) -> Pass {
                     b: first.b,
                     cas: median_of(chosen.iter().map(|p| p.cas))?,
                     flags: median_of(chosen.iter().filter_map(|p| p.flags)),
+                    steal: {
+                        let steals: Vec<StealCosts> =
+                            chosen.iter().filter_map(|p| p.steal).collect();
+                        median_of(steals.iter().map(|x| x.swap_release)).map(|swap_release| {
+                            StealCosts {
+                                swap_release,
+                                locked_add: median_of(steals.iter().map(|x| x.locked_add))
+                                    .unwrap_or_default(),
+                            }
+                        })
+                    },
                     line: l(|x| x.load_modified).map(|load_modified| LineStateCosts {
                         load_modified,
                         load_written_read: l(|x| x.load_written_read).unwrap_or_default(),
@@ -775,6 +921,15 @@ pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String
                 "#           single accesses not timed (no trusted TSC, pinning refused, or the other CPU\n\
                  #           did not answer within 2 s)\n",
             ),
+        }
+        if let Some(st) = p.steal {
+            s.push_str(&format!(
+                "#           CPU {} swapping the line CPU {} loops on, once a microsecond, costs\n\
+                 #           CPU {} {:.1} ns a steal when its loop is a swap and a release store,\n\
+                 #           {:.1} ns when it is a locked add (the simulator charges one transfer,\n\
+                 #           and the thief's atomic before a store: no constant is fitted to it)\n",
+                p.b, p.a, p.a, st.swap_release, st.locked_add
+            ));
         }
         if let [(load, n), others @ ..] = &p.placements[..] {
             if !others.is_empty() {
@@ -1703,6 +1858,10 @@ mod tests {
                     drain_stall: 44.0 + x,
                     drain_rmw_stall: 54.0 + x,
                 }),
+                steal: line.then_some(StealCosts {
+                    swap_release: 30.0 + x,
+                    locked_add: 20.0 + x,
+                }),
                 passes: (1, 1),
                 placements: Vec::new(),
             },
@@ -1737,6 +1896,13 @@ mod tests {
         let p = &c.by_level[&Distance::Llc];
         assert_eq!((p.a, p.b, p.cas, p.flags), (0, 1, 60.0, Some(58.0)));
         assert_eq!(p.line.unwrap().load_modified, 55.0);
+        assert_eq!(
+            p.steal,
+            Some(StealCosts {
+                swap_release: 40.0,
+                locked_add: 30.0
+            })
+        );
         assert_eq!(p.passes, (2, 2));
         // 45 and 65: one placement (within 40 %), its median their mean.
         assert_eq!(p.placements, vec![(55.0, 2)]);

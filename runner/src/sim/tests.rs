@@ -2480,8 +2480,8 @@ fn thief_takes(m: &Spec, holder: HolderLoop) -> u64 {
 ///   request flies too, and reaches the thief once the line is free: T = 50.
 ///
 /// So the simulator charges one transfer for a steal, plus the thief's atomic where
-/// the next access is a store, and two where requests are decided where they are
-/// issued. Natively a lock's fast path pays more than that on the Zen 4 guest
+/// the next access is a store; where requests are decided where they are issued, two
+/// transfers and the atomic, whatever the next access. Natively a lock's fast path pays more than that on the Zen 4 guest
 /// (docs/validation.md, "What a stolen line costs its holder"). `locklab topo
 /// --measure` times both loops.
 #[test]

@@ -182,7 +182,7 @@ const DISTURBED: Duration = Duration::from_micros(3);
 /// of the quiet windows of the same round, over the steals: no second clock, and a
 /// host's slow spell lasting longer than a window slows both kinds alike. Shorter
 /// disturbances are left out: a block of the holder's iterations the host
-/// interrupted ([`DISTURBED`]), and the steals a late thief would have made back to
+/// interrupted (one over 3 µs), and the steals a late thief would have made back to
 /// back. The median of five rounds. `None` if pinning fails, a thread does not
 /// start within a second, or a round saw no steal or no quiet iteration.
 pub fn steal_loss(holder: u32, thief: u32, how: HolderLoop) -> Option<f64> {

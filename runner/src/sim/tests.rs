@@ -1,6 +1,7 @@
 //! Hand-computed micro-scenarios for the engine and the coherence model.
 
 use super::testkit::*;
+use crate::calibrate::HolderLoop;
 use crate::env::{Addr, Env, LineAlloc};
 use locklab_model::plan::{Machine as Spec, PlacementKind, WHOLE_PPM};
 use std::cell::Cell;
@@ -2421,15 +2422,8 @@ fn a_locked_operations_request_overlaps_the_drain_of_older_stores_by_its_share()
     }
 }
 
-/// The holder's loop of [`thief_takes`]: a swap and a release store on one line (a
-/// lock's fast path), or a locked add alone.
-#[derive(Clone, Copy, PartialEq)]
-enum HolderLoop {
-    SwapRelease,
-    LockedAdd,
-}
-
-/// CPU 0 runs `holder` on one line for 3 µs; at 1 µs CPU 1 takes the line with a
+/// CPU 0 runs `holder` (the loops `topo --measure` times: a swap and a release store,
+/// a lock's fast path, or a locked add alone) on one line for 3 µs; at 1 µs CPU 1 takes the line with a
 /// swap. How much of its time the holder lost: 3 µs less its iterations at their
 /// undisturbed 5 ns (the atomic; the release store hits and retires at once).
 fn thief_takes(m: &Spec, holder: HolderLoop) -> u64 {
@@ -2481,9 +2475,9 @@ fn thief_takes(m: &Spec, holder: HolderLoop) -> u64 {
 ///
 /// So the simulator charges one transfer for a steal, plus the thief's atomic where
 /// the next access is a store; where requests are decided where they are issued, two
-/// transfers and the atomic, whatever the next access. Natively a lock's fast path pays more than that on the Zen 4 guest
-/// (docs/validation.md, "What a stolen line costs its holder"). `locklab topo
-/// --measure` times both loops.
+/// transfers and the atomic, whatever the next access. Natively a lock's fast path
+/// pays more than that on the Zen 4 guest (docs/validation.md, "What a stolen line
+/// costs its holder").
 #[test]
 fn a_holder_whose_line_is_taken_pays_its_way_back() {
     let mut m = spec(1, 2, 1, 10, 50, 190);

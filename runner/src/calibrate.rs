@@ -44,7 +44,7 @@ use locklab_model::records::placement_groups;
 use locklab_model::topology::Distance;
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How the two CPUs of a ping-pong hand the line over.
@@ -183,8 +183,9 @@ const DISTURBED: Duration = Duration::from_micros(3);
 /// host's slow spell lasting longer than a window slows both kinds alike. Shorter
 /// disturbances are left out: a block of the holder's iterations the host
 /// interrupted (one over 3 µs), and the steals a late thief would have made back to
-/// back. The median of five rounds. `None` if pinning fails, a thread does not
-/// start within a second, or a round saw no steal or no quiet iteration.
+/// back. The median of five rounds. `None` if pinning fails, or a round saw no
+/// steal or no quiet iteration (as where a thread never got its CPU: the thief gives
+/// up a second after the round).
 pub fn steal_loss(holder: u32, thief: u32, how: HolderLoop) -> Option<f64> {
     const ROUND: Duration = Duration::from_millis(100);
     // The holder reads the clock once every this many iterations.
@@ -192,23 +193,18 @@ pub fn steal_loss(holder: u32, thief: u32, how: HolderLoop) -> Option<f64> {
     let mut rounds = Vec::with_capacity(5);
     for _ in 0..5 {
         let line = Line(AtomicU64::new(0));
-        let (failed, stop, go) = (
-            AtomicU64::new(0),
-            std::sync::atomic::AtomicBool::new(false),
-            std::sync::atomic::AtomicBool::new(false),
-        );
+        let (failed, stop) = (AtomicU64::new(0), AtomicBool::new(false));
         let start = Instant::now() + Duration::from_millis(10);
         // Window 0 steals, window 1 is quiet.
         let window = |t: Instant| {
             (t.saturating_duration_since(start).as_nanos() / STEAL_WINDOW.as_nanos()) as usize % 2
         };
         let (iters, busy, steals) = std::thread::scope(|s| {
-            let (line, failed, stop, go) = (&line, &failed, &stop, &go);
+            let (line, failed, stop) = (&line, &failed, &stop);
             let h = s.spawn(move || {
                 if pin::pin_current(holder).is_err() {
                     failed.store(1, Ordering::SeqCst);
                 }
-                go.store(true, Ordering::SeqCst);
                 let (mut iters, mut busy) = ([0u64; 2], [Duration::ZERO; 2]);
                 while Instant::now() < start {
                     std::hint::spin_loop();
@@ -243,14 +239,6 @@ pub fn steal_loss(holder: u32, thief: u32, how: HolderLoop) -> Option<f64> {
             let t = s.spawn(move || {
                 if pin::pin_current(thief).is_err() {
                     failed.store(1, Ordering::SeqCst);
-                }
-                let deadline = Instant::now() + Duration::from_secs(1);
-                while !go.load(Ordering::Relaxed) {
-                    if Instant::now() > deadline {
-                        failed.store(1, Ordering::SeqCst);
-                        break;
-                    }
-                    std::hint::spin_loop();
                 }
                 let mut steals = 0u64;
                 let mut next = start;

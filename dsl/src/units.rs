@@ -141,6 +141,35 @@ pub fn number(text: &str, unit: Option<&str>) -> Result<Scalar, (String, Option<
     Ok(Scalar::Unit(dim, base))
 }
 
+/// A duration with a fraction (`1.8ns`, `0.25us`) in picoseconds, for a machine cost;
+/// `None` for anything else (a whole number, another unit), which [`number`] reads.
+pub fn picoseconds(text: &str, unit: &str) -> Option<Result<u64, String>> {
+    let clean: String = text.chars().filter(|c| *c != '_').collect();
+    let &(_, dim, scale) = UNITS.iter().find(|(name, _, _)| *name == unit)?;
+    if dim != Dim::Duration || !clean.contains(['.', 'e', 'E']) {
+        return None;
+    }
+    let Ok(f) = clean.parse::<f64>() else {
+        return Some(Err(format!("number `{text}` is out of range")));
+    };
+    if f < 0.0 {
+        return Some(Err(format!(
+            "a duration cannot be negative (`{text}{unit}`)"
+        )));
+    }
+    let ps = f * scale as f64 * 1_000.0;
+    if !ps.is_finite() || ps >= u64::MAX as f64 {
+        return Some(Err(format!("`{text}{unit}` is too large")));
+    }
+    let r = ps.round();
+    if (ps - r).abs() > 1e-6 * ps.max(1.0) {
+        return Some(Err(format!(
+            "`{text}{unit}` is not a whole number of picoseconds"
+        )));
+    }
+    Some(Ok(r as u64))
+}
+
 /// A claim constant in base units as a real number (`77.5ns` is fine here), with
 /// its dimension (`None` for plain numbers; percentages are fractions).
 pub fn quantity_f64(

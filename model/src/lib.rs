@@ -8,6 +8,7 @@
 //! - [`cost`]: the limits on what a plan may ask for, and the estimate of its work.
 //! - [`select`]: which points a selector matches, which axes vary, and a point's
 //!   baseline, defined once for the language and the analysis.
+//! - [`time::Ns`]: a machine cost in nanoseconds, to the picosecond.
 //! - [`topology::CpuMap`]: the CPUs of a modelled or detected machine, distances and
 //!   thread placement.
 //!
@@ -20,5 +21,6 @@ pub mod metrics;
 pub mod plan;
 pub mod records;
 pub mod select;
+pub mod time;
 pub mod topology;
 pub mod units;

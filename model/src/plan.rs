@@ -11,6 +11,7 @@
 //! and modes it reads), so nothing downstream selects points again.
 
 use crate::manifest::HostInfo;
+use crate::time::Ns;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -103,15 +104,15 @@ impl Machine {
 pub struct Costs {
     /// One-way cache-line transfer latency by distance level: a request for a line
     /// held modified in another core's cache (read or read-for-ownership).
-    pub smt_ns: u64,
-    pub llc_ns: u64,
+    pub smt_ns: Ns,
+    pub llc_ns: Ns,
     /// Same socket (or same NUMA node when there are several LLCs), different LLC.
-    pub socket_ns: u64,
-    pub remote_ns: u64,
+    pub socket_ns: Ns,
+    pub remote_ns: Ns,
     /// Optional full per-CPU-pair matrix (row = from, column = to), overriding levels.
-    pub matrix_ns: Option<Vec<Vec<u64>>>,
+    pub matrix_ns: Option<Vec<Vec<Ns>>>,
     /// Cost of an uncontended atomic read-modify-write on an owned line.
-    pub atomic_ns: u64,
+    pub atomic_ns: Ns,
     pub memory: Memory,
     /// Every simulated memory-operation latency and work duration is drawn uniformly
     /// within ± this many parts per million of its nominal value (0: none).
@@ -129,14 +130,14 @@ pub struct Costs {
     /// operation or `work` prices: the loop, the bookkeeping, the code between the
     /// lock calls (natively: the measuring harness). 0 unless the topology says.
     #[serde(default)]
-    pub overhead_ns: u64,
+    pub overhead_ns: Ns,
     /// What each `work` costs its thread beyond its length: natively, the lock's
     /// instructions after a calibrated spin run at their latency instead of
     /// overlapping the loop's (what `overhead`, fitted on the loop without work,
     /// leaves out). `topo --measure` measures it; 0 unless the topology says, and
     /// then left out of the serialized plan (fingerprints unchanged).
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub work_overhead_ns: u64,
+    pub work_overhead_ns: Ns,
     /// The kernel's futex, as the simulated OS mutexes use it. Left out of the
     /// serialized plan when it is the default, so that the fingerprints of plans that
     /// do not set it are those they had before it existed.
@@ -153,7 +154,7 @@ pub struct Costs {
         default = "default_pause_ns",
         skip_serializing_if = "is_default_pause_ns"
     )]
-    pub pause_ns: u64,
+    pub pause_ns: Ns,
     /// The CPU these costs were measured on: `locklab topo --measure` writes the
     /// host's CPU model as the kernel names it (`measured_on = "..."`). `None` for
     /// costs written by hand (and left out of the serialized plan then, as `futex`).
@@ -165,13 +166,13 @@ pub struct Costs {
 }
 
 /// [`Costs::pause_ns`] when a topology does not say.
-pub const DEFAULT_PAUSE_NS: u64 = 20;
+pub const DEFAULT_PAUSE_NS: Ns = Ns::whole(20);
 
-fn default_pause_ns() -> u64 {
+fn default_pause_ns() -> Ns {
     DEFAULT_PAUSE_NS
 }
 
-fn is_default_pause_ns(ns: &u64) -> bool {
+fn is_default_pause_ns(ns: &Ns) -> bool {
     *ns == DEFAULT_PAUSE_NS
 }
 
@@ -199,8 +200,8 @@ impl Costs {
         })
     }
 
-    /// Transfer levels and atomic cost, with the default x86-TSO memory model derived
-    /// from them ([`Memory::x86_tso`]) and the default jitter.
+    /// Transfer levels and atomic cost, whole ns, with the default x86-TSO memory
+    /// model derived from them ([`Memory::x86_tso`]) and the default jitter.
     pub const fn levels(
         smt_ns: u64,
         llc_ns: u64,
@@ -208,18 +209,19 @@ impl Costs {
         remote_ns: u64,
         atomic_ns: u64,
     ) -> Costs {
+        let (llc_ns, atomic_ns) = (Ns::whole(llc_ns), Ns::whole(atomic_ns));
         Costs {
-            smt_ns,
+            smt_ns: Ns::whole(smt_ns),
             llc_ns,
-            socket_ns,
-            remote_ns,
+            socket_ns: Ns::whole(socket_ns),
+            remote_ns: Ns::whole(remote_ns),
             matrix_ns: None,
             atomic_ns,
             memory: Memory::x86_tso(llc_ns, atomic_ns),
             jitter_ppm: DEFAULT_JITTER_PPM,
             work_carry: false,
-            overhead_ns: 0,
-            work_overhead_ns: 0,
+            overhead_ns: Ns::ZERO,
+            work_overhead_ns: Ns::ZERO,
             pause_ns: DEFAULT_PAUSE_NS,
             futex: Futex::DEFAULT,
             measured_on: None,
@@ -234,15 +236,15 @@ impl Costs {
 pub struct Futex {
     /// A `FUTEX_WAIT` that finds the word changed and returns at once; a wait that
     /// sleeps pays it too.
-    pub wait_ns: u64,
+    pub wait_ns: Ns,
     /// A `FUTEX_WAKE` that finds no sleeper.
-    pub wake_ns: u64,
+    pub wake_ns: Ns,
     /// A `FUTEX_WAKE` that wakes a sleeper, to its caller (on a virtual machine, the
     /// wake-up of an idle vCPU makes it dear).
-    pub wake_sleeper_ns: u64,
+    pub wake_sleeper_ns: Ns,
     /// From the write that ends a sleep to the sleeper running again (the wake call,
     /// the scheduler, an idle CPU's exit from its idle state).
-    pub latency_ns: u64,
+    pub latency_ns: Ns,
     /// What glibc's pthread mutex calls cost (an acquisition, which natively tries
     /// `pthread_mutex_trylock` first, and `pthread_mutex_unlock`) beyond the two
     /// atomics the model gives them (a compare-and-swap and a swap): the calls, the
@@ -252,17 +254,17 @@ pub struct Futex {
     /// inlined Rust whose atomics are their cost. Left out of a serialized plan at
     /// 0, so that plans from before it have the same fingerprint.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub pthread_call_ns: u64,
+    pub pthread_call_ns: Ns,
 }
 
 impl Futex {
     /// No system-call cost, a 1 µs wake of a sleeper and 3 µs for it to run again.
     pub const DEFAULT: Futex = Futex {
-        wait_ns: 0,
-        wake_ns: 0,
-        wake_sleeper_ns: 1_000,
-        latency_ns: 3_000,
-        pthread_call_ns: 0,
+        wait_ns: Ns::ZERO,
+        wake_ns: Ns::ZERO,
+        wake_sleeper_ns: Ns::whole(1_000),
+        latency_ns: Ns::whole(3_000),
+        pthread_call_ns: Ns::ZERO,
     };
 }
 
@@ -302,15 +304,15 @@ pub struct Memory {
     pub order: MemoryOrder,
     /// A read miss served by the shared LLC: the line is clean there (shared, no
     /// modified copy) and a copy is in the reader's LLC domain.
-    pub llc_hit_ns: u64,
+    pub llc_hit_ns: Ns,
     /// How long one read miss occupies its line (requests to one line queue; reads
     /// overlap, read-for-ownership requests each hold it for their whole transfer).
-    pub read_occupancy_ns: u64,
+    pub read_occupancy_ns: Ns,
     /// Store-buffer entries per hardware thread: a store stalls its issuer only when
     /// that many older stores have not committed.
     pub store_buffer: u32,
     /// A full fence (MFENCE) on an empty store buffer.
-    pub fence_ns: u64,
+    pub fence_ns: Ns,
     /// Independent misses one hardware thread keeps in flight (line-fill buffers).
     pub misses_in_flight: u32,
     /// A read-for-ownership by a core that already holds a shared copy (an upgrade:
@@ -326,7 +328,7 @@ pub struct Memory {
     /// Left out of a plan when 0, so that plans (and their hashes) of topologies
     /// without it are what they were before it existed.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub run_ahead_ns: u64,
+    pub run_ahead_ns: Ns,
     /// The share of a locked read-modify-write's own wait (its miss, and the drain of
     /// the store buffer before it) that the work after it runs under, in parts per
     /// million; the loads after it go out under the whole wait either way. 10⁶ (the
@@ -379,7 +381,7 @@ pub struct Memory {
     /// the cache. Instructions after the store run under the wait. 0 (the default):
     /// no wait. Left out of a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub forward_stall_ns: u64,
+    pub forward_stall_ns: Ns,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -401,8 +403,8 @@ fn is_whole_ppm(v: &u32) -> bool {
     *v == WHOLE_PPM
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+fn is_zero(v: &Ns) -> bool {
+    v.is_zero()
 }
 
 impl Memory {
@@ -411,23 +413,25 @@ impl Memory {
     /// least 1 ns), 21 store-buffer entries (Haswell's 42 split between two SMT
     /// threads), a fence twice an atomic, 4 misses in flight, an upgrade a whole
     /// transfer.
-    pub const fn x86_tso(llc_ns: u64, atomic_ns: u64) -> Memory {
-        let occ = llc_ns / 10;
+    pub const fn x86_tso(llc_ns: Ns, atomic_ns: Ns) -> Memory {
+        let llc = llc_ns.ps();
+        let occ = llc / 10;
+        const ONE_NS: u64 = Ns::whole(1).ps();
         Memory {
             order: MemoryOrder::X86Tso,
-            llc_hit_ns: (llc_ns * 2 + 2) / 5,
-            read_occupancy_ns: if occ == 0 { 1 } else { occ },
+            llc_hit_ns: Ns::from_ps((llc * 2 + 2) / 5),
+            read_occupancy_ns: Ns::from_ps(if occ < ONE_NS { ONE_NS } else { occ }),
             store_buffer: 21,
-            fence_ns: 2 * atomic_ns,
+            fence_ns: Ns::from_ps(2 * atomic_ns.ps()),
             misses_in_flight: 4,
             upgrade_ppm: WHOLE_PPM,
-            run_ahead_ns: 0,
+            run_ahead_ns: Ns::ZERO,
             rmw_run_ahead_ppm: WHOLE_PPM,
             reread_overlap_ppm: 0,
             request_arrival_ppm: 0,
             drain_overlap_ppm: 0,
             migratory: false,
-            forward_stall_ns: 0,
+            forward_stall_ns: Ns::ZERO,
         }
     }
 }

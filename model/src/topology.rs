@@ -4,6 +4,7 @@
 //! runner to pin threads and to attribute hand-offs to nodes.
 
 use crate::plan::{Costs, Machine, Placement, PlacementKind};
+use crate::time::Ns;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,14 +111,14 @@ impl CpuMap {
     }
 
     /// One-way transfer latency between two CPUs under `costs`.
-    pub fn transfer_ns(&self, costs: &Costs, a: usize, b: usize) -> u64 {
+    pub fn transfer_ns(&self, costs: &Costs, a: usize, b: usize) -> Ns {
         if let Some(m) = &costs.matrix_ns {
             if let Some(v) = m.get(a).and_then(|row| row.get(b)) {
                 return *v;
             }
         }
         match self.distance(a, b) {
-            Distance::Same => 0,
+            Distance::Same => Ns::ZERO,
             Distance::Smt => costs.smt_ns,
             Distance::Llc => costs.llc_ns,
             Distance::Socket => costs.socket_ns,

@@ -13,6 +13,7 @@
 //! coherence is tracked per line. Pointers between queue nodes are thread ids + 1
 //! (0 = null), never raw addresses, so the same code runs in both executors.
 
+use locklab_model::time::Ns;
 use std::future::Future;
 use std::sync::atomic::Ordering;
 
@@ -165,18 +166,18 @@ pub trait Env {
     fn overhead(&self) -> impl Future<Output = ()> {
         std::future::ready(())
     }
-    /// Instructions that no memory operation prices, lasting `ns` (an OS mutex's
+    /// Instructions that no memory operation prices, lasting `t` (an OS mutex's
     /// library code: `futex { pthread_call }`): simulated a delay, as `overhead`;
     /// natively nothing, the real code takes its real time.
-    fn instructions(&self, ns: u64) -> impl Future<Output = ()> {
-        let _ = ns;
+    fn instructions(&self, t: Ns) -> impl Future<Output = ()> {
+        let _ = t;
         std::future::ready(())
     }
-    /// Time in the kernel lasting `ns` (the simulated OS mutexes' futex calls): as
+    /// Time in the kernel lasting `t` (the simulated OS mutexes' futex calls): as
     /// `work`, except that a simulated core runs nothing ahead into it (a system
     /// call is no independent work; `memory { run_ahead }`).
-    fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
-        self.work(ns)
+    fn syscall(&self, t: Ns) -> impl Future<Output = ()> {
+        self.work(t.round_ns())
     }
     /// The thread leaves its CPU, asleep in the kernel (`off` true), or has it again
     /// (false): the simulated OS mutexes mark their futex sleeps so that a

@@ -196,7 +196,7 @@ fn row(e: &TraceEvent, lock_lines: u32) -> String {
         line_name(line, lock_lines),
         waited,
         if e.miss { "  miss" } else { "" },
-        if e.flew_ns > 0 {
+        if !e.flew_ns.is_zero() {
             format!(", issued {} ns before (its flight)", e.flew_ns)
         } else {
             String::new()

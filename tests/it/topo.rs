@@ -119,11 +119,12 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     assert!(
         lab.contains("upgrade = 1.62,")
             && lab.contains(
-                "reread_overlap = 0.97, request_arrival = 0.64, drain_overlap = 0.91, migratory = true, forward_stall = 4ns }"
+                "reread_overlap = 0.97, request_arrival = 0.64, drain_overlap = 0.91, migratory = true, forward_stall = 3.8ns }"
             )
-            && lab.contains("  overhead = 2ns\n  work_overhead = 10ns\n")
+            && lab.contains("  overhead = 2ns\n  work_overhead = 10.2ns\n")
+            && lab.contains("  atomic  = 1.8ns\n")
             && lab.contains(
-                "futex { wait = 450ns, wake = 234ns, wake_sleeper = 6080ns, latency = 19055ns, pthread_call = 2ns }"
+                "futex { wait = 450ns, wake = 234ns, wake_sleeper = 6080ns, latency = 19055ns, pthread_call = 2.4ns }"
             ),
         "{lab}"
     );

@@ -9,6 +9,7 @@ use locklab_model::plan::{
     Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM, DEFAULT_PAUSE_NS,
     UPGRADE_MAX,
 };
+use locklab_model::time::Ns;
 
 /// The keys of a topology's costs, which a described machine and `host { ... }` both
 /// take.
@@ -268,7 +269,7 @@ impl Ctx<'_> {
             &[],
         );
         let llc = match to.get("llc") {
-            Some(v) => self.duration(env, file, v, "`llc` transfer latency"),
+            Some(v) => self.cost(env, file, v, "`llc` transfer latency"),
             None => {
                 self.missing(&to, "llc", "50ns");
                 None
@@ -276,16 +277,16 @@ impl Ctx<'_> {
         };
         let smt = to
             .get("smt")
-            .map(|v| self.duration(env, file, v, "`smt` transfer latency"));
+            .map(|v| self.cost(env, file, v, "`smt` transfer latency"));
         let socket = to
             .get("socket")
-            .map(|v| self.duration(env, file, v, "`socket` transfer latency"));
+            .map(|v| self.cost(env, file, v, "`socket` transfer latency"));
         let remote = to
             .get("remote")
-            .map(|v| self.duration(env, file, v, "`remote` transfer latency"));
+            .map(|v| self.cost(env, file, v, "`remote` transfer latency"));
         let atomic = o
             .get("atomic")
-            .map_or(Some(5), |v| self.duration(env, file, v, "`atomic`"));
+            .map_or(Some(Ns::whole(5)), |v| self.cost(env, file, v, "`atomic`"));
         let matrix = match o.get("matrix") {
             Some(v) => Some(self.matrix(file, v, cpus)?),
             None => None,
@@ -300,12 +301,12 @@ impl Ctx<'_> {
             .map_or(Some(false), |v| self.boolean(file, v, "`work_carry`"));
         let overhead = o
             .get("overhead")
-            .map_or(Some(0), |v| self.duration(env, file, v, "`overhead`"));
-        let work_overhead = o
-            .get("work_overhead")
-            .map_or(Some(0), |v| self.duration(env, file, v, "`work_overhead`"));
+            .map_or(Some(Ns::ZERO), |v| self.cost(env, file, v, "`overhead`"));
+        let work_overhead = o.get("work_overhead").map_or(Some(Ns::ZERO), |v| {
+            self.cost(env, file, v, "`work_overhead`")
+        });
         let pause = o.get("pause").map_or(Some(DEFAULT_PAUSE_NS), |v| {
-            self.positive_duration(env, file, v, "`pause`")
+            self.positive_cost(env, file, v, "`pause`")
         });
         let llc = llc?;
         let atomic = atomic?;
@@ -374,9 +375,9 @@ impl Ctx<'_> {
             &[],
         );
         let d = Futex::DEFAULT;
-        let mut dur = |key: &str, what: &str, default: u64| {
+        let mut dur = |key: &str, what: &str, default: Ns| {
             fo.get(key)
-                .map_or(Some(default), |v| self.duration(env, file, v, what))
+                .map_or(Some(default), |v| self.cost(env, file, v, what))
         };
         let wait = dur("wait", "`futex { wait }`", d.wait_ns);
         let wake = dur("wake", "`futex { wake }`", d.wake_ns);
@@ -405,7 +406,7 @@ impl Ctx<'_> {
     /// migratory, forward_stall }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
-    fn memory(&mut self, env: Env, file: usize, v: &Val, llc: u64, atomic: u64) -> Option<Memory> {
+    fn memory(&mut self, env: Env, file: usize, v: &Val, llc: Ns, atomic: Ns) -> Option<Memory> {
         if !matches!(v.kind, ValKind::Record { ctor: None, .. }) {
             self.mismatch(
                 file,
@@ -447,9 +448,9 @@ impl Ctx<'_> {
                 .map(|_| MemoryOrder::X86Tso),
             None => Some(d.order),
         };
-        let mut dur = |key: &str, what: &str, default: u64| {
+        let mut dur = |key: &str, what: &str, default: Ns| {
             mo.get(key)
-                .map_or(Some(default), |v| self.duration(env, file, v, what))
+                .map_or(Some(default), |v| self.cost(env, file, v, what))
         };
         let llc_hit = dur("llc_hit", "`llc_hit`", d.llc_hit_ns);
         let occupancy = dur("read_occupancy", "`read_occupancy`", d.read_occupancy_ns);
@@ -527,7 +528,7 @@ impl Ctx<'_> {
     /// A CSV of one-way transfer latencies in ns, one row per CPU, read through the
     /// loader relative to the file that names it. Its problems point at `matrix` and
     /// say where in the CSV, without quoting it: it may not be a CSV at all.
-    fn matrix(&mut self, file: usize, v: &Val, cpus: u32) -> Option<Vec<Vec<u64>>> {
+    fn matrix(&mut self, file: usize, v: &Val, cpus: u32) -> Option<Vec<Vec<Ns>>> {
         let rel = self.string(Env::NoAxes, file, v, "`matrix`")?;
         let path = crate::resolve_path(&self.path(file), &rel);
         let text = match self.loader.read(&path, FileKind::Matrix) {
@@ -564,7 +565,7 @@ impl Ctx<'_> {
                 .enumerate()
             {
                 match cell.parse::<f64>() {
-                    Ok(f) if (0.0..1e15).contains(&f) => row.push(f.round() as u64),
+                    Ok(f) if (0.0..1e15).contains(&f) => row.push(Ns::from_ns_f64(f)),
                     _ => {
                         self.err(
                             file,

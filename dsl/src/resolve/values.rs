@@ -6,6 +6,7 @@ use crate::diag::did_you_mean;
 use crate::syntax::{Val, ValKind};
 use crate::units::{self, Dim, Scalar};
 use locklab_model::plan::Dist;
+use locklab_model::time::Ns;
 
 impl Ctx<'_> {
     // -----------------------------------------------------------------------
@@ -124,6 +125,41 @@ impl Ctx<'_> {
     pub fn positive_duration(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<u64> {
         let ns = self.duration(env, file, v, what)?;
         if ns == 0 {
+            self.err(file, v.span, format!("{what} must be longer than 0ns"));
+            return None;
+        }
+        Some(ns)
+    }
+    /// A machine cost: a duration to the picosecond (`1.8ns`). A measured host's costs
+    /// are fractions of a nanosecond apart (`locklab_model::time`); every other
+    /// duration is whole nanoseconds.
+    pub fn cost(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<Ns> {
+        let (val, f) = self.deref(env, file, v)?;
+        if let ValKind::Num {
+            text,
+            unit: Some(unit),
+        } = &val.kind
+        {
+            match units::picoseconds(text, &unit.name) {
+                Some(Ok(ps)) if ps / 1_000 > MAX_DURATION_NS => {
+                    self.err(f, val.span, format!("{what} is too long"))
+                        .set_label("too long");
+                    return None;
+                }
+                Some(Ok(ps)) => return Some(Ns::from_ps(ps)),
+                Some(Err(msg)) => {
+                    self.err(f, val.span, msg);
+                    return None;
+                }
+                None => {}
+            }
+        }
+        self.duration(env, file, v, what).map(Ns::whole)
+    }
+    /// A cost longer than 0.
+    pub fn positive_cost(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<Ns> {
+        let ns = self.cost(env, file, v, what)?;
+        if ns.is_zero() {
             self.err(file, v.span, format!("{what} must be longer than 0ns"));
             return None;
         }

@@ -3,6 +3,11 @@
 
 use crate::demo_plan;
 use locklab_model::plan::{Costs, Futex, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM};
+use locklab_model::time::Ns;
+
+fn ns(n: u64) -> Ns {
+    Ns::whole(n)
+}
 
 fn costs_of(topology: &str) -> Result<Costs, String> {
     match demo_plan(topology, "tas")?.topology {
@@ -16,20 +21,20 @@ fn without_a_memory_block_the_model_is_x86_tso_derived_from_the_transfers() {
     let c =
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, atomic = 7ns }")
             .unwrap();
-    assert_eq!(c.memory, Memory::x86_tso(50, 7));
+    assert_eq!(c.memory, Memory::x86_tso(ns(50), ns(7)));
     assert_eq!(c.memory.order, MemoryOrder::X86Tso);
-    assert_eq!(c.memory.llc_hit_ns, 20);
-    assert_eq!(c.memory.read_occupancy_ns, 5);
-    assert_eq!(c.memory.fence_ns, 14);
+    assert_eq!(c.memory.llc_hit_ns, ns(20));
+    assert_eq!(c.memory.read_occupancy_ns, ns(5));
+    assert_eq!(c.memory.fence_ns, ns(14));
     assert_eq!(c.memory.upgrade_ppm, 1_000_000);
-    assert_eq!(c.memory.run_ahead_ns, 0);
+    assert_eq!(c.memory.run_ahead_ns, ns(0));
     assert_eq!(c.memory.rmw_run_ahead_ppm, 1_000_000);
     assert_eq!(c.memory.reread_overlap_ppm, 0);
     assert_eq!(c.memory.request_arrival_ppm, 0);
     assert_eq!(c.memory.drain_overlap_ppm, 0);
     assert!(!c.memory.migratory);
-    assert_eq!(c.overhead_ns, 0);
-    assert_eq!(c.work_overhead_ns, 0);
+    assert_eq!(c.overhead_ns, ns(0));
+    assert_eq!(c.work_overhead_ns, ns(0));
     assert_eq!(c.jitter_ppm, DEFAULT_JITTER_PPM);
     assert!(!c.work_carry);
     assert_eq!(c.futex, Futex::DEFAULT);
@@ -57,18 +62,18 @@ fn every_memory_key_and_the_jitter_can_be_given() {
             m.fence_ns,
             m.misses_in_flight
         ),
-        (18, 3, 42, 13, 6)
+        (ns(18), ns(3), 42, ns(13), 6)
     );
     assert_eq!(m.upgrade_ppm, 120_000);
-    assert_eq!(m.run_ahead_ns, 160);
+    assert_eq!(m.run_ahead_ns, ns(160));
     assert_eq!(m.rmw_run_ahead_ppm, 250_000);
     assert_eq!(m.reread_overlap_ppm, 750_000);
     assert_eq!(m.request_arrival_ppm, 500_000);
     assert_eq!(m.drain_overlap_ppm, 900_000);
     assert!(m.migratory);
-    assert_eq!(m.forward_stall_ns, 4);
-    assert_eq!(c.overhead_ns, 8);
-    assert_eq!(c.work_overhead_ns, 10);
+    assert_eq!(m.forward_stall_ns, ns(4));
+    assert_eq!(c.overhead_ns, ns(8));
+    assert_eq!(c.work_overhead_ns, ns(10));
     assert_eq!(c.jitter_ppm, 50_000);
     assert!(c.work_carry);
     let off =
@@ -141,11 +146,11 @@ fn the_futex_costs_can_be_given_key_by_key_and_a_misspelt_key_is_named() {
     assert_eq!(
         c.futex,
         Futex {
-            wait_ns: 300,
+            wait_ns: ns(300),
             wake_ns: Futex::DEFAULT.wake_ns,
-            wake_sleeper_ns: 9_000,
-            latency_ns: 25_000,
-            pthread_call_ns: 0,
+            wake_sleeper_ns: ns(9_000),
+            latency_ns: ns(25_000),
+            pthread_call_ns: Ns::ZERO,
         }
     );
     let c = costs_of(
@@ -155,7 +160,7 @@ fn the_futex_costs_can_be_given_key_by_key_and_a_misspelt_key_is_named() {
     assert_eq!(
         c.futex,
         Futex {
-            pthread_call_ns: 3,
+            pthread_call_ns: ns(3),
             ..Futex::DEFAULT
         }
     );
@@ -193,11 +198,11 @@ fn where_the_costs_were_measured_is_kept_verbatim_and_must_be_a_string() {
 fn a_pause_costs_20ns_unless_the_topology_says_and_never_nothing() {
     let c = costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns } }").unwrap();
     assert_eq!(c.pause_ns, locklab_model::plan::DEFAULT_PAUSE_NS);
-    assert_eq!(c.pause_ns, 20);
+    assert_eq!(c.pause_ns, ns(20));
     let c =
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, pause = 43ns }")
             .unwrap();
-    assert_eq!(c.pause_ns, 43);
+    assert_eq!(c.pause_ns, ns(43));
     for (bad, says) in [("0ns", "longer than 0ns"), ("2", "duration")] {
         let e = costs_of(&format!(
             "topology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }}, pause = {bad} }}"
@@ -205,4 +210,60 @@ fn a_pause_costs_20ns_unless_the_topology_says_and_never_nothing() {
         .unwrap_err();
         assert!(e.contains("pause") && e.contains(says), "{bad}: {e}");
     }
+}
+
+#[test]
+fn a_cost_is_kept_to_the_picosecond_and_every_other_duration_is_whole_ns() {
+    let c = costs_of(
+        "topology t {
+  sockets = 1, cores = 4, transfer { llc = 17.1ns, remote = 0.25us }, atomic = 1.8ns, overhead = 2.9ns
+  pause = 24.2ns
+  memory { fence = 1.4ns, forward_stall = 3.8ns, run_ahead = 221.3ns }
+  futex { pthread_call = 1.25ns }
+}",
+    )
+    .unwrap();
+    let ps = Ns::from_ps;
+    assert_eq!(
+        (c.llc_ns, c.smt_ns, c.remote_ns),
+        (ps(17_100), ps(17_100), ps(250_000))
+    );
+    assert_eq!(
+        (c.atomic_ns, c.overhead_ns, c.pause_ns),
+        (ps(1_800), ps(2_900), ps(24_200))
+    );
+    let m = &c.memory;
+    assert_eq!(
+        (m.fence_ns, m.forward_stall_ns, m.run_ahead_ns),
+        (ps(1_400), ps(3_800), ps(221_300))
+    );
+    assert_eq!(c.futex.pthread_call_ns, ps(1_250));
+    // Derived from the fractional transfer, to the picosecond: 0.4 and 0.1 of it.
+    assert_eq!((m.llc_hit_ns, m.read_occupancy_ns), (ps(6_840), ps(1_710)));
+
+    let e = costs_of(
+        "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, atomic = 1.0005ns }",
+    )
+    .unwrap_err();
+    assert!(e.contains("whole number of picoseconds"), "{e}");
+    let e =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, pause = 0.0ns }")
+            .unwrap_err();
+    assert!(e.contains("longer than 0ns"), "{e}");
+    // A workload's durations stay whole nanoseconds.
+    let text = "topology t { sockets = 1, cores = 2, transfer { llc = 50ns } }
+experiment demo {
+  topology = t
+  workload = single { critical = 1.5ns, outside = 0ns }
+  lock = tas
+  threads = 2
+  run { modes = [sim], duration = 1ms }
+}
+";
+    let c = crate::load_mem(&[("e.lab", text)], "e.lab");
+    let e = crate::show(&c);
+    assert!(
+        c.plan.is_none() && e.contains("whole number of nanoseconds"),
+        "{e}"
+    );
 }

@@ -26,6 +26,7 @@
 
 use super::{LocalState, Lock, Site};
 use crate::env::{Addr, Env, LineAlloc};
+use locklab_model::time::Ns;
 use parking_lot::lock_api::RawMutex as _;
 use std::cell::UnsafeCell;
 use std::future::Future;
@@ -241,7 +242,7 @@ impl OsLock {
             // still 2 when the kernel looks; a sleeper runs again `latency` after the
             // write that ends its sleep (the release, whose wake call follows it).
             let futex = env.futex();
-            if futex.wait_ns > 0 {
+            if !futex.wait_ns.is_zero() {
                 env.syscall(futex.wait_ns).await;
             }
             if env.load(self.word, Relaxed).await == 2 {
@@ -283,7 +284,7 @@ impl OsLock {
             } else {
                 futex.wake_ns
             };
-            if cost > 0 {
+            if !cost.is_zero() {
                 env.syscall(cost).await;
             }
         }
@@ -295,9 +296,14 @@ impl OsLock {
     fn library_code<'a, E: Env>(&self, env: &'a E, unlock: bool) -> impl Future<Output = ()> + 'a {
         let call = match self.kind {
             OsKind::Pthread => env.futex().pthread_call_ns,
-            OsKind::Std | OsKind::ParkingLot => 0,
+            OsKind::Std | OsKind::ParkingLot => Ns::ZERO,
         };
-        env.instructions(if unlock { call - call / 2 } else { call / 2 })
+        let half = Ns::from_ps(call.ps() / 2);
+        env.instructions(if unlock {
+            Ns::from_ps(call.ps() - half.ps())
+        } else {
+            half
+        })
     }
 
     /// The spin phase before sleeping; returns the last state read.

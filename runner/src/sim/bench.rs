@@ -11,6 +11,7 @@ use locklab_model::plan::{
     CnaParams, CnaVariant, Costs, Dist, LockAlgo, LockSpec, Machine, Placement, PlacementKind,
     Point, Workload,
 };
+use locklab_model::time::Ns;
 use locklab_model::topology::place;
 use std::time::Instant;
 
@@ -19,9 +20,9 @@ use std::time::Instant;
 /// 18 ns LLC hit, 3 ns read occupancy, 13 ns fence).
 pub fn x5_4() -> Machine {
     let mut costs = Costs::levels(2, 37, 37, 120, 7);
-    costs.memory.llc_hit_ns = 18;
-    costs.memory.read_occupancy_ns = 3;
-    costs.memory.fence_ns = 13;
+    costs.memory.llc_hit_ns = Ns::whole(18);
+    costs.memory.read_occupancy_ns = Ns::whole(3);
+    costs.memory.fence_ns = Ns::whole(13);
     Machine {
         name: "x5-4".into(),
         sockets: 4,

@@ -68,6 +68,7 @@
 use crate::env::{Word, WORDS_PER_LINE};
 use crate::rng::SplitMix64;
 use locklab_model::plan::Costs;
+use locklab_model::time::Ns;
 use locklab_model::topology::{CpuMap, Distance, ThreadSlot};
 
 /// Most threads a simulated point may have (the width of the sharer bitsets).
@@ -140,27 +141,27 @@ impl Bits {
 }
 
 /// Transfer costs between the threads of a point, by the distance of their CPUs, and
-/// the memory model's constants.
+/// the memory model's constants, in picoseconds (the engine's clock).
 #[derive(Debug, Clone)]
 pub(crate) struct Fabric {
     n: usize,
     /// `cost[a * n + b]`: one-way transfer from thread a's cache to thread b's.
-    cost: Vec<u32>,
+    cost: Vec<u64>,
     /// Per thread, the other threads grouped by distance level, cheapest level first.
     levels: Vec<Vec<(u64, Bits)>>,
     /// Per thread, the other threads sharing its last-level cache.
     llc_mates: Vec<Bits>,
-    pub atomic_ns: u64,
-    llc_hit_ns: u64,
-    read_occupancy_ns: u64,
-    fence_ns: u64,
+    pub atomic_ps: u64,
+    llc_hit_ps: u64,
+    read_occupancy_ps: u64,
+    fence_ps: u64,
     store_buffer: usize,
     misses_in_flight: usize,
     jitter_ppm: u32,
     /// `work_carry`: a `work` makes up its drawn error at the thread's next one.
     pub work_carry: bool,
     /// `work_overhead`: what each `work` costs beyond its length.
-    pub work_overhead_ns: u64,
+    pub work_overhead_ps: u64,
     upgrade_ppm: u64,
     /// `memory { migratory }`: a load of a line another core has written takes it.
     migratory: bool,
@@ -174,12 +175,12 @@ impl Fabric {
     pub fn new(map: &CpuMap, costs: &Costs, slots: &[ThreadSlot]) -> Fabric {
         let n = slots.len();
         assert!(n <= MAX_THREADS, "at most {MAX_THREADS} simulated threads");
-        let mut cost = vec![0u32; n * n];
+        let mut cost = vec![0u64; n * n];
         let mut llc_mates = vec![Bits::default(); n];
         for a in 0..n {
             for b in 0..n {
                 let (ca, cb) = (slots[a].cpu, slots[b].cpu);
-                cost[a * n + b] = map.transfer_ns(costs, ca, cb) as u32;
+                cost[a * n + b] = map.transfer_ns(costs, ca, cb).ps();
                 let shared = matches!(
                     map.distance(ca, cb),
                     Distance::Same | Distance::Smt | Distance::Llc
@@ -197,7 +198,7 @@ impl Fabric {
                 if a == b {
                     continue;
                 }
-                let c = cost[a * n + b] as u64;
+                let c = cost[a * n + b];
                 match lv.iter_mut().find(|(lc, _)| *lc == c) {
                     Some((_, bits)) => bits.insert(b as u32),
                     None => lv.push((c, Bits::single(b as u32))),
@@ -212,15 +213,15 @@ impl Fabric {
             cost,
             levels,
             llc_mates,
-            atomic_ns: costs.atomic_ns,
-            llc_hit_ns: m.llc_hit_ns,
-            read_occupancy_ns: m.read_occupancy_ns,
-            fence_ns: m.fence_ns,
+            atomic_ps: costs.atomic_ns.ps(),
+            llc_hit_ps: m.llc_hit_ns.ps(),
+            read_occupancy_ps: m.read_occupancy_ns.ps(),
+            fence_ps: m.fence_ns.ps(),
             store_buffer: m.store_buffer.max(1) as usize,
             misses_in_flight: m.misses_in_flight.max(1) as usize,
             jitter_ppm: costs.jitter_ppm,
             work_carry: costs.work_carry,
-            work_overhead_ns: costs.work_overhead_ns,
+            work_overhead_ps: costs.work_overhead_ns.ps(),
             upgrade_ppm: m.upgrade_ppm as u64,
             migratory: m.migratory,
             request_arrival_ppm: m.request_arrival_ppm as u64,
@@ -229,7 +230,7 @@ impl Fabric {
 
     #[inline]
     pub fn cost(&self, from: u32, to: u32) -> u64 {
-        self.cost[from as usize * self.n + to as usize] as u64
+        self.cost[from as usize * self.n + to as usize]
     }
 
     /// Transfer to `to` from the nearest member of `set` other than `to`; 0 if none.
@@ -279,7 +280,7 @@ pub(crate) struct Line {
     pub invalidated_at: u64,
     /// How long that read-for-ownership itself took (0 if it invalidated nothing):
     /// not the wait for older stores to commit, nor an RMW's own atomic.
-    pub request_ns: u64,
+    pub request_ps: u64,
     /// Written since its exclusive holder took it (modified, not exclusive-clean):
     /// under `memory { migratory }` a load of it by another core takes it whole.
     dirty: bool,
@@ -310,7 +311,7 @@ impl Line {
             watch_head: NONE,
             watch_tail: NONE,
             invalidated_at: 0,
-            request_ns: 0,
+            request_ps: 0,
             dirty: false,
         }
     }
@@ -514,23 +515,23 @@ pub(crate) struct Memory {
 /// The requests of a window of virtual time, as [`Memory`] priced them.
 #[derive(Debug, Clone)]
 struct Trace {
-    from_ns: u64,
-    to_ns: u64,
+    from_ps: u64,
+    to_ps: u64,
     events: Vec<TraceEvent>,
 }
 
 impl Trace {
     /// Whether `now` lies in the window (its end excluded: a run stops there).
     fn covers(&self, now: u64) -> bool {
-        (self.from_ns..self.to_ns).contains(&now)
+        (self.from_ps..self.to_ps).contains(&now)
     }
 }
 
 /// One request as the memory model priced it: what `locklab trace` prints.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct TraceEvent {
-    /// When it was issued (virtual ns).
-    pub at_ns: u64,
+    /// When it was issued (virtual ns, to the picosecond).
+    pub at_ns: Ns,
     /// The simulated thread that issued it.
     pub thread: u32,
     /// `load`, `store`, `rmw`, `prefetch`, or `reread` (a spinner's re-read after a
@@ -549,12 +550,12 @@ pub struct TraceEvent {
     /// How long it had been on its way to the line's holder before it was priced
     /// at `at_ns` (`memory { request_arrival }`; 0 without): the thread issued it
     /// that much earlier.
-    pub flew_ns: u64,
+    pub flew_ns: Ns,
     /// When the issuer may go on (for a store, at once unless the store buffer is
     /// full: it retires into the buffer).
-    pub done_ns: u64,
+    pub done_ns: Ns,
     /// When its effect is visible to other threads (a store's commit).
-    pub visible_ns: u64,
+    pub visible_ns: Ns,
     /// Whether it had to fetch the line or ask for ownership.
     pub miss: bool,
 }
@@ -584,12 +585,12 @@ impl Memory {
         }
     }
 
-    /// Record every request priced from `from_ns` up to (not including) `to_ns`
+    /// Record every request priced from `from_ps` up to (not including) `to_ps`
     /// (virtual time).
-    pub fn trace(&mut self, from_ns: u64, to_ns: u64) {
+    pub fn trace(&mut self, from_ps: u64, to_ps: u64) {
         self.trace = Some(Box::new(Trace {
-            from_ns,
-            to_ns,
+            from_ps,
+            to_ps,
             events: Vec::new(),
         }));
     }
@@ -609,16 +610,16 @@ impl Memory {
         let Some(t) = self.trace.as_mut() else { return };
         if t.covers(now) {
             t.events.push(TraceEvent {
-                at_ns: now,
+                at_ns: Ns::from_ps(now),
                 thread: x,
                 op,
                 line: None,
                 lock,
                 holder: None,
                 copies: 0,
-                flew_ns: 0,
-                done_ns: now,
-                visible_ns: now,
+                flew_ns: Ns::ZERO,
+                done_ns: Ns::from_ps(now),
+                visible_ns: Ns::from_ps(now),
                 miss: false,
             });
         }
@@ -647,16 +648,16 @@ impl Memory {
     ) {
         if let Some(tr) = self.trace.as_mut() {
             tr.events.push(TraceEvent {
-                at_ns: now,
+                at_ns: Ns::from_ps(now),
                 thread: x,
                 op,
                 line: Some(line),
                 lock: None,
                 holder: before.0,
                 copies: before.1,
-                flew_ns: flew,
-                done_ns: t.done,
-                visible_ns: t.visible,
+                flew_ns: Ns::from_ps(flew),
+                done_ns: Ns::from_ps(t.done),
+                visible_ns: Ns::from_ps(t.visible),
                 miss: t.miss,
             });
         }
@@ -804,7 +805,7 @@ impl Memory {
                 let start = issued.max(l.busy_until).max(l.own_fill());
                 let commit = (start + lat).max(after);
                 l.busy_until = commit;
-                (l.invalidated_at, l.request_ns) = if miss { (start, lat) } else { (commit, 0) };
+                (l.invalidated_at, l.request_ps) = if miss { (start, lat) } else { (commit, 0) };
                 // The request reaches the other copies after its flight, as any
                 // request reaches the line's holder (`memory { request_arrival }`,
                 // the mean share of its transfer); until then they stay valid, with
@@ -842,7 +843,7 @@ impl Memory {
             Kind::Rmw => {
                 let drained = self.drain(x, now);
                 let (lat, miss) = self.ownership(x, line);
-                let lat = self.jitter(x, lat + self.fabric.atomic_ns);
+                let lat = self.jitter(x, lat + self.fabric.atomic_ps);
                 // A line it holds needs no request: nothing went out early.
                 let ahead = if miss { ahead } else { 0 };
                 let l = &mut self.lines[line as usize];
@@ -855,15 +856,15 @@ impl Memory {
                     .max(l.own_fill());
                 let arrive = start + lat.saturating_sub(flown);
                 let done = if ahead > 0 {
-                    arrive.max(drained + self.fabric.atomic_ns)
+                    arrive.max(drained + self.fabric.atomic_ps)
                 } else {
                     arrive
                 };
                 l.busy_until = done;
-                (l.invalidated_at, l.request_ns) = if miss {
+                (l.invalidated_at, l.request_ps) = if miss {
                     (
                         start,
-                        (arrive - start).saturating_sub(self.fabric.atomic_ns),
+                        (arrive - start).saturating_sub(self.fabric.atomic_ps),
                     )
                 } else {
                     (done, 0)
@@ -1037,7 +1038,7 @@ impl Memory {
     #[inline]
     pub fn fence(&mut self, x: u32, now: u64) -> u64 {
         let drained = self.drain(x, now);
-        drained + self.jitter(x, self.fabric.fence_ns)
+        drained + self.jitter(x, self.fabric.fence_ps)
     }
 
     /// When `x`'s store buffer will be empty, seen at `now`.
@@ -1073,13 +1074,13 @@ impl Memory {
             // before the data of the read miss ahead of us has arrived.
             let near = fab.nearest(x, &l.sharers);
             let lat = if l.sharers.intersects(&fab.llc_mates[x as usize]) {
-                near.min(fab.llc_hit_ns)
+                near.min(fab.llc_hit_ps)
             } else {
                 near
             };
             (lat, l.fill_done)
         };
-        let occupancy = fab.read_occupancy_ns;
+        let occupancy = fab.read_occupancy_ps;
         let lat = self.jitter(x, lat);
         let l = &mut self.lines[line as usize];
         let s = at.max(l.busy_until);

@@ -11,6 +11,11 @@
 //! Work (`Env::work`) and prefetches that follow a stall run under it as far as the
 //! topology's `memory { run_ahead, rmw_run_ahead }` say ([`RunAhead`]).
 //!
+//! Time: the clock counts picoseconds ([`PS_PER_NS`]), so that a topology's costs
+//! are simulated as measured (`locklab_model::time::Ns`: a 1.8 ns atomic is not
+//! 2 ns). The lock and workload code sees nanoseconds (`Env::now`, `Env::work`),
+//! and so does every [`Machine`] method: the picoseconds stay inside.
+//!
 //! Determinism: one binary heap ordered by (time, sequence number), the sequence
 //! number breaking ties in the order events were scheduled. Nothing depends on
 //! hashing, addresses, or wall-clock time. The hot path allocates nothing. When the
@@ -23,6 +28,7 @@ use super::coherence::{share_of, Early, Fabric, Kind, Memory, TraceEvent, NONE};
 use crate::env::{Addr, Env, Grant, Handoff, Holder, WaitStart, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::{Costs, WHOLE_PPM};
+use locklab_model::time::{Ns, PS_PER_NS};
 use locklab_model::topology::{CpuMap, ThreadSlot};
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -54,7 +60,7 @@ pub(crate) enum Op {
     Prefetch(Addr),
     /// `Env::fence`: drain the store buffer, then the fence's own cost.
     Fence,
-    /// A pause or time in the kernel, jittered like every other duration.
+    /// A pause or time in the kernel, ps, jittered like every other duration.
     Delay(u64),
     /// The loop's or a lock library's own instructions (`Env::overhead`,
     /// `Env::instructions`): as `Delay`, except that a narrow store's forward stall
@@ -152,6 +158,7 @@ pub struct Counters {
 }
 
 /// The mutable state of a simulated point: clock, event heap, memory, thread slots.
+/// Every time here is in picoseconds.
 pub(crate) struct Core {
     now: u64,
     seq: u64,
@@ -159,9 +166,9 @@ pub(crate) struct Core {
     heap: BinaryHeap<Reverse<u128>>,
     pub(crate) mem: Memory,
     slots: Vec<Slot>,
-    pause_ns: u64,
+    pause_ps: u64,
     /// The topology's `memory { run_ahead }`.
-    run_ahead_ns: u64,
+    run_ahead_ps: u64,
     /// The topology's `memory { rmw_run_ahead }`, parts per million.
     rmw_run_ahead_ppm: u64,
     /// The topology's `memory { reread_overlap }`, parts per million.
@@ -169,7 +176,7 @@ pub(crate) struct Core {
     /// The topology's `memory { drain_overlap }`, parts per million.
     drain_overlap_ppm: u64,
     /// The topology's `memory { forward_stall }`.
-    forward_stall_ns: u64,
+    forward_stall_ps: u64,
     /// The stop time of the run in progress: no event at or after it runs.
     stop: u64,
     pub(crate) counters: Counters,
@@ -256,7 +263,7 @@ impl Core {
     /// before the spinner has even asked for the line.
     #[inline]
     fn wake_time(&mut self, tid: u32, time: u64) -> u64 {
-        time + self.mem.phase(tid, self.pause_ns)
+        time + self.mem.phase(tid, self.pause_ps)
     }
 
     /// How much earlier than after a write's commit at `commit` (and the end of its
@@ -269,7 +276,7 @@ impl Core {
             return 0;
         }
         let l = &self.mem.lines[line as usize];
-        let overlap = share_of(l.request_ns, self.reread_overlap_ppm);
+        let overlap = share_of(l.request_ps, self.reread_overlap_ppm);
         overlap.min(commit.saturating_sub(l.invalidated_at.max(from)))
     }
 
@@ -370,19 +377,19 @@ impl Core {
         Some(t.done)
     }
 
-    /// Thread `tid` waits `ns` for memory (for a locked RMW if `locked`): time the
+    /// Thread `tid` waits `ps` for memory (for a locked RMW if `locked`): time the
     /// instructions after it may run under.
     #[inline]
-    fn stalled(&mut self, tid: u32, ns: u64, locked: bool) {
-        if self.run_ahead_ns > 0 {
-            let cap = self.run_ahead_ns;
+    fn stalled(&mut self, tid: u32, ps: u64, locked: bool) {
+        if self.run_ahead_ps > 0 {
+            let cap = self.run_ahead_ps;
             let work = if locked {
-                share_of(ns, self.rmw_run_ahead_ppm)
+                share_of(ps, self.rmw_run_ahead_ppm)
             } else {
-                ns
+                ps
             };
             let a = &mut self.slots[tid as usize].ahead;
-            a.loads = (a.loads + ns).min(cap);
+            a.loads = (a.loads + ps).min(cap);
             a.work = (a.work + work).min(cap);
         }
     }
@@ -463,44 +470,43 @@ impl Core {
         }
         let now = self.now;
         let (addr, kind) = match op {
-            Op::Delay(ns) | Op::Instructions(ns) => {
-                let ns = self.mem.jitter(tid, ns);
+            Op::Delay(ps) | Op::Instructions(ps) => {
+                let ps = self.mem.jitter(tid, ps);
                 if matches!(op, Op::Instructions(_)) {
                     if let Some(narrow) = &mut self.slots[tid as usize].narrow {
-                        narrow.2 += ns;
+                        narrow.2 += ps;
                     }
                 }
-                if ns == 0 || self.resume_at(now + ns, tid) {
+                if ps == 0 || self.resume_at(now + ps, tid) {
                     return Some((0, true));
                 }
                 return None;
             }
             Op::Work(nominal) => {
-                let ns = nominal;
-                let drawn = self.mem.jitter(tid, ns);
-                let ns = if self.mem.fabric.work_carry {
+                let drawn = self.mem.jitter(tid, nominal);
+                let ps = if self.mem.fabric.work_carry {
                     // What this thread's earlier work ran over or under is made up.
                     let s = &mut self.slots[tid as usize];
                     let took = (drawn as i64 - s.work_carry).max(0);
-                    s.work_carry += took - ns as i64;
+                    s.work_carry += took - nominal as i64;
                     took as u64
                 } else {
                     drawn
                 };
                 let a = &mut self.slots[tid as usize].ahead;
-                let hide = a.work.min(ns);
+                let hide = a.work.min(ps);
                 a.work -= hide;
                 a.loads = a.loads.saturating_sub(hide);
                 // The lock's instructions after a spin of some length run at their
                 // latency (`work_overhead`): after the work, so neither under an
                 // earlier stall nor made up by the next work.
                 let after = if nominal > 0 {
-                    self.mem.jitter(tid, self.mem.fabric.work_overhead_ns)
+                    self.mem.jitter(tid, self.mem.fabric.work_overhead_ps)
                 } else {
                     0
                 };
-                let ns = ns - hide + after;
-                if ns == 0 || self.resume_at(now + ns, tid) {
+                let ps = ps - hide + after;
+                if ps == 0 || self.resume_at(now + ps, tid) {
                     return Some((0, true));
                 }
                 return None;
@@ -674,9 +680,9 @@ impl Core {
             }
             Op::StoreMasked(_, mask, v) => {
                 *w = (old & !mask) | (v & mask);
-                if self.forward_stall_ns > 0 {
+                if self.forward_stall_ps > 0 {
                     self.slots[tid as usize].narrow =
-                        Some((addr, mask, now + self.forward_stall_ns));
+                        Some((addr, mask, now + self.forward_stall_ps));
                 }
                 (0, true, true)
             }
@@ -712,13 +718,13 @@ pub struct Machine {
     seeds: Vec<u64>,
     /// The topology's `overhead`: per workload operation (`Env::overhead`). Constant,
     /// so outside the `RefCell` the event loop borrows.
-    overhead_ns: u64,
+    overhead: Ns,
     /// The topology's futex costs (the OS mutexes' model).
     futex: locklab_model::plan::Futex,
     /// Whether a trace window was asked for ([`Machine::trace`]): outside the
     /// `RefCell`, so that a thread's marks cost nothing otherwise.
     tracing: Cell<bool>,
-    /// The span of virtual time whose CPU time the threads count
+    /// The span of virtual time, ns, whose CPU time the threads count
     /// ([`Machine::count_cpu_within`]; all of it by default).
     cpu_window: Cell<(u64, u64)>,
 }
@@ -726,7 +732,7 @@ pub struct Machine {
 /// How a simulation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outcome {
-    /// Virtual time reached (the stop time, or when the last event ran).
+    /// Virtual time reached, ns (the stop time, or when the last event ran).
     pub end_ns: u64,
     /// Threads whose futures completed.
     pub finished: usize,
@@ -746,6 +752,7 @@ impl Machine {
     ) -> Machine {
         assert_eq!(seeds.len(), slots.len());
         let fabric = Fabric::new(map, costs, slots);
+        let ps = |t: Ns| t.ps();
         let n = slots.len();
         Machine {
             core: RefCell::new(Core {
@@ -772,11 +779,11 @@ impl Machine {
                     };
                     n
                 ],
-                pause_ns: costs.pause_ns,
-                run_ahead_ns: costs.memory.run_ahead_ns,
+                pause_ps: ps(costs.pause_ns),
+                run_ahead_ps: ps(costs.memory.run_ahead_ns),
                 rmw_run_ahead_ppm: costs.memory.rmw_run_ahead_ppm as u64,
                 reread_overlap_ppm: costs.memory.reread_overlap_ppm as u64,
-                forward_stall_ns: costs.memory.forward_stall_ns,
+                forward_stall_ps: ps(costs.memory.forward_stall_ns),
                 drain_overlap_ppm: costs.memory.drain_overlap_ppm as u64,
                 stop: u64::MAX,
                 counters: Counters::default(),
@@ -784,7 +791,7 @@ impl Machine {
             instr: Instr::default(),
             nodes: slots.iter().map(|s| s.node).collect(),
             seeds,
-            overhead_ns: costs.overhead_ns,
+            overhead: costs.overhead_ns,
             futex: costs.futex,
             tracing: Cell::new(false),
             cpu_window: Cell::new((0, u64::MAX)),
@@ -827,7 +834,8 @@ impl Machine {
     /// [`Machine::take_trace`] returns them.
     pub fn trace(&self, from_ns: u64, to_ns: u64) {
         self.tracing.set(true);
-        self.core.borrow_mut().mem.trace(from_ns, to_ns);
+        let ps = |ns: u64| ns.saturating_mul(PS_PER_NS);
+        self.core.borrow_mut().mem.trace(ps(from_ns), ps(to_ns));
     }
 
     /// What [`Machine::trace`] recorded, in the order the engine handled it.
@@ -866,14 +874,15 @@ impl Machine {
     ) -> Outcome {
         assert_eq!(threads.len(), self.threads());
         assert_eq!(starts.len(), self.threads());
+        let stop = stop_ns.saturating_mul(PS_PER_NS);
         let mut cx = Context::from_waker(Waker::noop());
         let mut finished = vec![false; threads.len()];
         let mut nfinished = 0;
         {
             let mut c = self.core.borrow_mut();
-            c.stop = stop_ns;
+            c.stop = stop;
             for (t, &at) in starts.iter().enumerate() {
-                c.schedule(at, t as u32, Next::Resume);
+                c.schedule(at.saturating_mul(PS_PER_NS), t as u32, Next::Resume);
             }
         }
         // Whether any event ran (else the end time is 0); if so the end is the clock,
@@ -888,8 +897,8 @@ impl Machine {
                 };
                 let time = (key >> 64) as u64;
                 ran = true;
-                if time >= stop_ns {
-                    c.now = stop_ns;
+                if time >= stop {
+                    c.now = stop;
                     break;
                 }
                 c.now = time;
@@ -923,9 +932,9 @@ impl Machine {
         let c = self.core.borrow();
         let last = if ran { c.now } else { 0 };
         Outcome {
-            end_ns: last,
+            end_ns: last / PS_PER_NS,
             finished: nfinished,
-            deadlocked: last < stop_ns && nfinished < threads.len(),
+            deadlocked: last < stop && nfinished < threads.len(),
             counters: c.counters,
         }
     }
@@ -1079,7 +1088,7 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn now(&self) -> u64 {
-        self.m.core.borrow().now
+        self.m.core.borrow().now / PS_PER_NS
     }
     #[inline]
     fn random(&self) -> u64 {
@@ -1111,7 +1120,8 @@ impl Env for SimEnv<'_> {
             }
             if self.m.tracing.get() {
                 let mut core = self.m.core.borrow_mut();
-                core.mem.mark(self.tid, now, "waits", None);
+                let at = core.now;
+                core.mem.mark(self.tid, at, "waits", None);
             }
         }
     }
@@ -1210,21 +1220,21 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
-        self.op(Op::Work(ns))
+        self.op(Op::Work(ns.saturating_mul(PS_PER_NS)))
     }
     fn futex(&self) -> locklab_model::plan::Futex {
         self.m.futex
     }
     #[inline]
     fn overhead(&self) -> impl Future<Output = ()> {
-        self.instructions(self.m.overhead_ns)
+        self.instructions(self.m.overhead)
     }
     #[inline]
-    async fn instructions(&self, ns: u64) {
+    async fn instructions(&self, t: Ns) {
         // No event at all for none: the records of a topology without such costs
         // stay what they were.
-        if ns > 0 {
-            self.op(Op::Instructions(ns)).await
+        if !t.is_zero() {
+            self.op(Op::Instructions(t.ps())).await
         }
     }
     fn off_cpu(&self, off: bool) {
@@ -1241,20 +1251,20 @@ impl Env for SimEnv<'_> {
         }
     }
     #[inline]
-    fn syscall(&self, ns: u64) -> impl Future<Output = ()> {
+    fn syscall(&self, t: Ns) -> impl Future<Output = ()> {
         self.m.core.borrow_mut().slots[self.tid as usize].ahead = RunAhead::default();
-        self.op(Op::Delay(ns))
+        self.op(Op::Delay(t.ps()))
     }
     /// Lock code pauses only after an attempt failed: the acquisition waits from here.
     #[inline]
     fn pause(&self) -> impl Future<Output = ()> {
         self.spun();
-        let ns = {
+        let ps = {
             let mut c = self.m.core.borrow_mut();
             c.counters.pauses += 1;
-            c.pause_ns
+            c.pause_ps
         };
-        self.op(Op::Delay(ns))
+        self.op(Op::Delay(ps))
     }
     /// As `pause`, without its delay: the next attempt goes out at once.
     fn retry(&self) -> impl Future<Output = ()> {
@@ -1278,9 +1288,9 @@ impl Env for SimEnv<'_> {
         let (n, last) = locks[lock];
         locks[lock] = (n + 1, Some((self.tid as usize, self.node)));
         if self.m.tracing.get() {
-            let now = self.now();
             let mut core = self.m.core.borrow_mut();
-            core.mem.mark(self.tid, now, "granted", Some(lock as u32));
+            let at = core.now;
+            core.mem.mark(self.tid, at, "granted", Some(lock as u32));
         }
         Grant {
             before: n,

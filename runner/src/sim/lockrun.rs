@@ -172,7 +172,7 @@ pub(crate) fn run(mut ctx: RunContext, job: &Job<'_>, slots: &[ThreadSlot]) -> R
     if let [t0, t1, ..] = slots {
         let model = job.model;
         let t = model.map.transfer_ns(&model.costs, t0.cpu, t1.cpu);
-        ctx.extra.insert(PAIR_TRANSFER.into(), t as f64);
+        ctx.extra.insert(PAIR_TRANSFER.into(), t.as_f64());
     }
     stats::summarize(&ctx, &raw.stats)
 }

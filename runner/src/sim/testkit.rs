@@ -6,6 +6,7 @@ use crate::env::{Addr, Env, LineAlloc};
 use crate::rng::mix;
 use crate::stats::{ThreadStats, Window};
 use locklab_model::plan::{Costs, Machine as Spec, Placement, PlacementKind};
+use locklab_model::time::Ns;
 use locklab_model::topology::{place, CpuMap, ThreadSlot};
 use std::cell::Cell;
 use std::future::Future;
@@ -32,7 +33,7 @@ pub fn spec(
         // scenario that pauses sets its `pause`.
         costs: Costs {
             jitter_ppm: 0,
-            pause_ns: 0,
+            pause_ns: Ns::ZERO,
             ..Costs::levels(smt_ns, socket_ns, socket_ns, remote_ns, 5)
         },
         l2_bytes: None,

@@ -4,6 +4,7 @@ use super::testkit::*;
 use crate::calibrate::HolderLoop;
 use crate::env::{Addr, Env, LineAlloc};
 use locklab_model::plan::{Machine as Spec, PlacementKind, WHOLE_PPM};
+use locklab_model::time::Ns;
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
@@ -87,14 +88,14 @@ fn ping_pong_across_sockets_costs_two_remote_transfers_per_pass() {
 fn a_woken_spinner_rereads_when_its_pause_ends() {
     let mut m = spec(2, 2, 1, 10, 50, 190);
     assert_eq!(round_trip(&m, Pass::LoadStore), 2 * 2 * 190);
-    m.costs.pause_ns = 100;
+    m.costs.pause_ns = Ns::whole(100);
     let per_round = round_trip(&m, Pass::LoadStore) as i64;
     assert!((per_round - 2 * (2 * 190 + 50)).abs() <= 15, "{per_round}");
 }
 
 /// With `memory { upgrade = 0.25 }` the writer, which holds a shared copy, pays a
-/// quarter of the transfer for its read-for-ownership (rounded to the ns: 47.5 → 48),
-/// and the reader's re-read a whole one: 238 ns per pass. At 1.5 (invalidating the
+/// quarter of the transfer for its read-for-ownership (47.5 ns: the clock counts
+/// picoseconds), and the reader's re-read a whole one: 237.5 ns per pass. At 1.5 (invalidating the
 /// other copy dearer than moving the line) it pays 285: 475 a pass.
 #[test]
 fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
@@ -102,7 +103,7 @@ fn an_upgrade_of_a_shared_copy_costs_its_fraction_of_a_transfer() {
     m.costs.memory.upgrade_ppm = 1_500_000;
     assert_eq!(round_trip(&m, Pass::LoadStore), 2 * (285 + 190));
     m.costs.memory.upgrade_ppm = 250_000;
-    assert_eq!(round_trip(&m, Pass::LoadStore), 2 * (48 + 190));
+    assert_eq!(round_trip(&m, Pass::LoadStore), 475);
     // A compare-and-swap ping-pong moves a modified line: no copy to upgrade, so one
     // whole transfer plus the atomic per pass, whatever `upgrade` says.
     let per_round = round_trip(&m, Pass::Cas);
@@ -1109,7 +1110,7 @@ fn independent_misses_overlap_up_to_misses_in_flight() {
 fn jittered_durations(work_carry: bool, seed: u64, pause: bool) -> Vec<u64> {
     let mut m = spec(1, 2, 1, 10, 50, 190);
     m.costs.jitter_ppm = 20_000;
-    m.costs.pause_ns = 1_000;
+    m.costs.pause_ns = Ns::whole(1_000);
     m.costs.work_carry = work_carry;
     let sl = slots(&m, PlacementKind::Compact, 1);
     let mach = machine(&m, &sl, 1, seed);
@@ -1139,7 +1140,7 @@ fn jittered_durations(work_carry: bool, seed: u64, pause: bool) -> Vec<u64> {
 fn a_work_costs_its_length_and_the_work_overhead_and_no_work_nothing() {
     let mut m = spec(1, 2, 1, 10, 50, 190);
     m.costs.jitter_ppm = 0;
-    m.costs.work_overhead_ns = 10;
+    m.costs.work_overhead_ns = Ns::whole(10);
     let sl = slots(&m, PlacementKind::Compact, 1);
     let mach = machine(&m, &sl, 1, 1);
     let e = mach.env(0);
@@ -1252,7 +1253,7 @@ fn a_store_is_invisible_until_it_commits() {
 /// `pause_ns`: what the readers read and when.
 fn store_in_flight(pause_ns: u64) -> Vec<u64> {
     let mut m = spec(2, 3, 1, 10, 50, 190);
-    m.costs.pause_ns = pause_ns;
+    m.costs.pause_ns = Ns::whole(pause_ns);
     let sl = slots(&m, PlacementKind::Compact, 4);
     // Threads 0-2 on socket 0, thread 3 on socket 1.
     let mach = machine(&m, &sl, 2, 1);
@@ -1558,7 +1559,7 @@ fn a_grant_during_a_first_attempt_is_no_bypass() {
     use locklab_model::plan::{Dist, LockAlgo, Workload};
     let mut m = spec(1, 2, 1, 10, 40, 190);
     m.costs.jitter_ppm = 100_000;
-    m.costs.pause_ns = 20;
+    m.costs.pause_ns = Ns::whole(20);
     let mut point = super::bench::lock2_point(LockAlgo::TAS, 2, 42);
     point.workload = Workload::SingleLock {
         critical: Dist::Fixed { ns: 200 },
@@ -1588,7 +1589,7 @@ fn the_overhead_is_paid_once_per_operation() {
     };
     // 615 ns without (5 ns swap, 90 + 520 ns of work); a window holds a whole
     // number of acquisitions, so each period is exact to ± period² / window.
-    let (p0, p7) = (period(0), period(7));
+    let (p0, p7) = (period(Ns::ZERO), period(Ns::whole(7)));
     assert!((p0 - 615.0).abs() < 0.5, "{p0}");
     assert!((p7 - 622.0).abs() < 0.5, "{p7}");
 }
@@ -1596,7 +1597,7 @@ fn the_overhead_is_paid_once_per_operation() {
 /// A spin-wait hint costs the topology's `pause`: ten of them, ten times it.
 #[test]
 fn a_pause_costs_the_topologys_pause() {
-    let elapsed = |pause_ns| {
+    let elapsed = |pause_ns: Ns| {
         let mut m = spec(1, 2, 1, 10, 50, 190);
         m.costs.pause_ns = pause_ns;
         let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), 1, 1);
@@ -1614,7 +1615,9 @@ fn a_pause_costs_the_topologys_pause() {
         end.get()
     };
     assert_eq!(elapsed(locklab_model::plan::DEFAULT_PAUSE_NS), 200);
-    assert_eq!(elapsed(43), 430);
+    assert_eq!(elapsed(Ns::whole(43)), 430);
+    // Fractions of a nanosecond add up on the picosecond clock.
+    assert_eq!(elapsed(Ns::from_ps(2_450)), 24);
 }
 
 /// A retry (a bare swap loop's, between two failed attempts) costs no time, and
@@ -1624,7 +1627,7 @@ fn a_pause_costs_the_topologys_pause() {
 fn a_retry_costs_nothing_and_starts_the_wait() {
     let mut m = spec(1, 2, 1, 10, 50, 190);
     // A pause in its place would cost 200 ns.
-    m.costs.pause_ns = 20;
+    m.costs.pause_ns = Ns::whole(20);
     let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), 1, 1);
     let env = mach.env(0);
     let seen = Cell::new((0, 0));
@@ -1654,7 +1657,7 @@ fn a_bare_tas_waiter_swaps_again_at_once_and_a_paused_one_after_its_pause() {
     use crate::locks::{tas::Tas, LocalState, Lock, Site};
     use locklab_model::plan::Relax;
     let mut m = spec(1, 2, 1, 10, 50, 190);
-    m.costs.pause_ns = 3_000;
+    m.costs.pause_ns = Ns::whole(3_000);
     let granted = |relax| {
         let sl = slots(&m, PlacementKind::Scatter, 2);
         let mut alloc = LineAlloc::new();
@@ -1752,11 +1755,11 @@ fn a_clh_node_holds_its_predecessor_only_in_the_node_layout() {
 /// Futex costs for the OS mutex scenarios: a 300 ns wait call, a 100 ns wake with no
 /// sleeper, a 4 µs wake of one, 20 µs for it to run again.
 const DEAR_FUTEX: locklab_model::plan::Futex = locklab_model::plan::Futex {
-    wait_ns: 300,
-    wake_ns: 100,
-    wake_sleeper_ns: 4_000,
-    latency_ns: 20_000,
-    pthread_call_ns: 0,
+    wait_ns: Ns::whole(300),
+    wake_ns: Ns::whole(100),
+    wake_sleeper_ns: Ns::whole(4_000),
+    latency_ns: Ns::whole(20_000),
+    pthread_call_ns: Ns::ZERO,
 };
 
 /// The simulated OS mutex (pthread's: no spinning) prices the kernel by the
@@ -1874,7 +1877,7 @@ fn pthread_pays_its_library_code_around_its_atomics() {
     // (acquired, released) of the second acquisition, the line then owned.
     let run = |kind: OsKind, call_ns: u64| {
         let mut m = spec(1, 2, 1, 10, 50, 190);
-        m.costs.futex.pthread_call_ns = call_ns;
+        m.costs.futex.pthread_call_ns = Ns::whole(call_ns);
         let sl = slots(&m, PlacementKind::Scatter, 1);
         let mut alloc = LineAlloc::new();
         let site = Site {
@@ -1966,7 +1969,7 @@ fn after_a_remote_stall(run_ahead: u64, then: Then) -> u64 {
 /// [`after_a_remote_stall`] with `memory { rmw_run_ahead }` (parts per million).
 fn after_a_remote_rmw_stall(run_ahead: u64, rmw_run_ahead_ppm: u32, then: Then) -> u64 {
     let mut m = spec(2, 2, 1, 10, 50, 190);
-    m.costs.memory.run_ahead_ns = run_ahead;
+    m.costs.memory.run_ahead_ns = Ns::whole(run_ahead);
     m.costs.memory.rmw_run_ahead_ppm = rmw_run_ahead_ppm;
     let sl = slots(&m, PlacementKind::Scatter, 2);
     let mach = machine(&m, &sl, 3, 1);
@@ -2005,7 +2008,7 @@ fn after_a_remote_rmw_stall(run_ahead: u64, rmw_run_ahead_ppm: u32, then: Then) 
                         e0.work(300).await;
                     }
                     Then::SyscallWork => {
-                        e0.syscall(10).await;
+                        e0.syscall(Ns::whole(10)).await;
                         e0.work(300).await;
                     }
                     Then::FenceWork => {
@@ -2267,13 +2270,13 @@ fn a_wide_access_after_a_narrow_store_waits_for_it() {
         e.load(a, Relaxed).await;
         at[3].set(e.now());
         e.store_masked(a, 0xff, 0, Relaxed).await;
-        e.instructions(7).await;
+        e.instructions(Ns::whole(7)).await;
         e.cas(a, 0, 1, Relaxed).await.unwrap();
         at[4].set(e.now());
     }
     let run = |stall_ns: u64| -> [u64; 5] {
         let mut m = spec(1, 2, 1, 5, 50, 190);
-        m.costs.memory.forward_stall_ns = stall_ns;
+        m.costs.memory.forward_stall_ns = Ns::whole(stall_ns);
         let mut alloc = LineAlloc::new();
         let a = Addr::new(alloc.line(), 0);
         let mach = machine(&m, &slots(&m, PlacementKind::Compact, 1), alloc.count(), 1);
@@ -2302,12 +2305,13 @@ fn a_trace_records_a_window_of_requests_and_changes_nothing() {
     let (from, to) = (50_000, 52_000);
     let long = trace_point(&plan, p, 0, from, 4_000).unwrap();
     let short = trace_point(&plan, p, 0, from, to - from).unwrap();
+    let (from_ns, to_ns) = (Ns::whole(from), Ns::whole(to));
     assert_eq!(short.cpus.len(), 3);
     assert!(short.events.len() > 20, "{}", short.events.len());
     assert!(short.events.iter().any(|e| e.op == "granted"));
     assert!(short.events.iter().any(|e| e.op == "rmw" && e.miss));
     for e in &short.events {
-        assert!((from..to).contains(&e.at_ns), "{e:?}");
+        assert!((from_ns..to_ns).contains(&e.at_ns), "{e:?}");
         assert!(e.done_ns >= e.at_ns && e.visible_ns >= e.at_ns, "{e:?}");
         assert!(
             e.line.is_some() != (e.op == "granted" || e.op == "waits"),
@@ -2315,7 +2319,7 @@ fn a_trace_records_a_window_of_requests_and_changes_nothing() {
         );
     }
     for t in 0..3 {
-        let at: Vec<u64> = short
+        let at: Vec<Ns> = short
             .events
             .iter()
             .filter(|e| e.thread == t)
@@ -2323,7 +2327,11 @@ fn a_trace_records_a_window_of_requests_and_changes_nothing() {
             .collect();
         assert!(at.windows(2).all(|w| w[0] <= w[1]), "thread {t}: {at:?}");
     }
-    let upto: Vec<_> = long.events.into_iter().filter(|e| e.at_ns < to).collect();
+    let upto: Vec<_> = long
+        .events
+        .into_iter()
+        .filter(|e| e.at_ns < to_ns)
+        .collect();
     assert_eq!(upto, short.events);
     // A traced and an untraced run of the same point count the same: tracing only
     // watches.

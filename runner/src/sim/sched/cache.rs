@@ -88,12 +88,16 @@ impl Cache {
             .unwrap_or(1);
         let in_flight = costs.memory.misses_in_flight;
         Cache {
-            refill_same_llc_ns: refill_ns(working_set.min(l2), costs.llc_ns, in_flight),
-            refill_other_llc_ns: refill_ns(working_set.min(llc), costs.remote_ns, in_flight),
+            refill_same_llc_ns: refill_ns(working_set.min(l2), costs.llc_ns.round_ns(), in_flight),
+            refill_other_llc_ns: refill_ns(
+                working_set.min(llc),
+                costs.remote_ns.round_ns(),
+                in_flight,
+            ),
             charged_ns: 0.0,
             l2: vec![L2::default(); ncores],
             l2_bytes: l2,
-            line_ns: (costs.llc_ns, costs.remote_ns),
+            line_ns: (costs.llc_ns.round_ns(), costs.remote_ns.round_ns()),
             in_flight,
         }
     }

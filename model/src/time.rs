@@ -24,6 +24,11 @@ use std::fmt;
 /// Picoseconds in a nanosecond.
 pub const PS_PER_NS: u64 = 1_000;
 
+/// The most a topology may say one operation costs: 1 s (a futex wake-up's latency is
+/// tens of microseconds). The simulator adds costs on its picosecond clock, which
+/// holds a little over 200 days.
+pub const MAX_COST: Ns = Ns::whole(1_000_000_000);
+
 /// A cost in nanoseconds, to the picosecond.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ns(u64);

@@ -9,7 +9,7 @@ use locklab_model::plan::{
     Costs, Futex, Machine, Memory, MemoryOrder, Topology, DEFAULT_JITTER_PPM, DEFAULT_PAUSE_NS,
     UPGRADE_MAX,
 };
-use locklab_model::time::Ns;
+use locklab_model::time::{Ns, MAX_COST};
 
 /// The keys of a topology's costs, which a described machine and `host { ... }` both
 /// take.
@@ -565,7 +565,7 @@ impl Ctx<'_> {
                 .enumerate()
             {
                 match cell.parse::<f64>() {
-                    Ok(f) if (0.0..1e15).contains(&f) => row.push(Ns::from_ns_f64(f)),
+                    Ok(f) if (0.0..=MAX_COST.as_f64()).contains(&f) => row.push(Ns::from_ns_f64(f)),
                     _ => {
                         self.err(
                             file,
@@ -577,7 +577,7 @@ impl Ctx<'_> {
                             ),
                         )
                         .set_label("named here")
-                        .help = Some("each cell is a number of nanoseconds".into());
+                        .help = Some("each cell is a number of nanoseconds, at most 1s".into());
                         return None;
                     }
                 }

@@ -6,7 +6,7 @@ use crate::diag::did_you_mean;
 use crate::syntax::{Val, ValKind};
 use crate::units::{self, Dim, Scalar};
 use locklab_model::plan::Dist;
-use locklab_model::time::Ns;
+use locklab_model::time::{Ns, MAX_COST};
 
 impl Ctx<'_> {
     // -----------------------------------------------------------------------
@@ -135,26 +135,31 @@ impl Ctx<'_> {
     /// duration is whole nanoseconds.
     pub fn cost(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<Ns> {
         let (val, f) = self.deref(env, file, v)?;
-        if let ValKind::Num {
-            text,
-            unit: Some(unit),
-        } = &val.kind
-        {
-            match units::picoseconds(text, &unit.name) {
-                Some(Ok(ps)) if ps / 1_000 > MAX_DURATION_NS => {
-                    self.err(f, val.span, format!("{what} is too long"))
-                        .set_label("too long");
-                    return None;
-                }
-                Some(Ok(ps)) => return Some(Ns::from_ps(ps)),
-                Some(Err(msg)) => {
-                    self.err(f, val.span, msg);
-                    return None;
-                }
-                None => {}
+        let fraction = match &val.kind {
+            ValKind::Num {
+                text,
+                unit: Some(unit),
+            } => units::picoseconds(text, &unit.name),
+            _ => None,
+        };
+        let ns = match fraction {
+            Some(Ok(ps)) => Ns::from_ps(ps),
+            Some(Err(msg)) => {
+                self.err(f, val.span, msg);
+                return None;
             }
+            None => Ns::whole(self.duration(env, file, v, what)?),
+        };
+        if ns > MAX_COST {
+            self.err(
+                f,
+                val.span,
+                format!("{what} is too long for a machine cost (at most 1s)"),
+            )
+            .set_label("too long");
+            return None;
         }
-        self.duration(env, file, v, what).map(Ns::whole)
+        Some(ns)
     }
     /// A cost longer than 0.
     pub fn positive_cost(&mut self, env: Env, file: usize, v: &Val, what: &str) -> Option<Ns> {

@@ -246,6 +246,8 @@ fn a_cost_is_kept_to_the_picosecond_and_every_other_duration_is_whole_ns() {
     )
     .unwrap_err();
     assert!(e.contains("whole number of picoseconds"), "{e}");
+    let e = costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 2s } }").unwrap_err();
+    assert!(e.contains("too long for a machine cost"), "{e}");
     let e =
         costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, pause = 0.0ns }")
             .unwrap_err();

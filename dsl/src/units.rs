@@ -149,20 +149,22 @@ pub fn picoseconds(text: &str, unit: &str) -> Option<Result<u64, String>> {
     if dim != Dim::Duration || !clean.contains(['.', 'e', 'E']) {
         return None;
     }
-    let Ok(f) = clean.parse::<f64>() else {
-        return Some(Err(format!("number `{text}` is out of range")));
-    };
-    if f < 0.0 {
+    if clean.starts_with('-') {
         return Some(Err(format!(
             "a duration cannot be negative (`{text}{unit}`)"
         )));
     }
+    let Ok(f) = clean.parse::<f64>() else {
+        return Some(Err(format!("number `{text}` is out of range")));
+    };
     let ps = f * scale as f64 * 1_000.0;
     if !ps.is_finite() || ps >= u64::MAX as f64 {
         return Some(Err(format!("`{text}{unit}` is too large")));
     }
+    // Within a thousandth of a picosecond of a whole one: exact in a double up to
+    // 10¹² ps, a cost's limit (1 s); past that the caller says it is too long.
     let r = ps.round();
-    if (ps - r).abs() > 1e-6 * ps.max(1.0) {
+    if ps < 1e15 && (ps - r).abs() > 1e-3 {
         return Some(Err(format!(
             "`{text}{unit}` is not a whole number of picoseconds"
         )));

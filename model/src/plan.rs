@@ -412,14 +412,19 @@ impl Memory {
     /// an LLC hit 40 % of the transfer, a read occupying the line a tenth of it (at
     /// least 1 ns), 21 store-buffer entries (Haswell's 42 split between two SMT
     /// threads), a fence twice an atomic, 4 misses in flight, an upgrade a whole
-    /// transfer.
+    /// transfer. The LLC hit and the occupancy have the transfer's precision: whole
+    /// nanoseconds (rounded, and floored) when it is whole, as before costs could be
+    /// fractions, so that such topologies keep their values and their plans'
+    /// fingerprints; else to the picosecond.
     pub const fn x86_tso(llc_ns: Ns, atomic_ns: Ns) -> Memory {
-        let llc = llc_ns.ps();
-        let occ = llc / 10;
         const ONE_NS: u64 = Ns::whole(1).ps();
+        // The unit the derived costs are counted in: 1 ns or 1 ps.
+        let unit = if llc_ns.is_whole() { ONE_NS } else { 1 };
+        let llc = llc_ns.ps() / unit;
+        let occ = llc / 10 * unit;
         Memory {
             order: MemoryOrder::X86Tso,
-            llc_hit_ns: Ns::from_ps((llc * 2 + 2) / 5),
+            llc_hit_ns: Ns::from_ps((llc * 2 + 2) / 5 * unit),
             read_occupancy_ns: Ns::from_ps(if occ < ONE_NS { ONE_NS } else { occ }),
             store_buffer: 21,
             fence_ns: Ns::from_ps(2 * atomic_ns.ps()),

@@ -238,14 +238,28 @@ fn a_cost_is_kept_to_the_picosecond_and_every_other_duration_is_whole_ns() {
         (ps(1_400), ps(3_800), ps(221_300))
     );
     assert_eq!(c.futex.pthread_call_ns, ps(1_250));
-    // Derived from the fractional transfer, to the picosecond: 0.4 and 0.1 of it.
+    // Derived from the fractional transfer, to the picosecond: 0.4 and 0.1 of it;
+    // from a whole one, whole ns as before costs could be fractions (17 → 7 and 1).
     assert_eq!((m.llc_hit_ns, m.read_occupancy_ns), (ps(6_840), ps(1_710)));
+    let whole = Memory::x86_tso(ns(17), ns(2));
+    assert_eq!((whole.llc_hit_ns, whole.read_occupancy_ns), (ns(7), ns(1)));
 
     let e = costs_of(
         "topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, atomic = 1.0005ns }",
     )
     .unwrap_err();
     assert!(e.contains("whole number of picoseconds"), "{e}");
+    for bad in ["1000.0005ns", "0.0000000005ms"] {
+        let e = costs_of(&format!(
+            "topology t {{ sockets = 1, cores = 4, transfer {{ llc = 50ns }}, atomic = {bad} }}"
+        ))
+        .unwrap_err();
+        assert!(e.contains("whole number of picoseconds"), "{bad}: {e}");
+    }
+    let e =
+        costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 50ns }, atomic = -0.0ns }")
+            .unwrap_err();
+    assert!(e.contains("negative"), "{e}");
     let e = costs_of("topology t { sockets = 1, cores = 4, transfer { llc = 2s } }").unwrap_err();
     assert!(e.contains("too long for a machine cost"), "{e}");
     let e =

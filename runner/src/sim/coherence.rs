@@ -353,13 +353,17 @@ impl Kind {
     }
 }
 
-/// `ppm` parts per million of `ns`, rounded to the nearest ns: a topology's share
-/// (`upgrade`, `rmw_run_ahead`, `reread_overlap`, `request_arrival`,
-/// `drain_overlap`) applied to a duration.
+/// `ppm` parts per million of `t`, rounded to the nearest unit (the engine's
+/// picosecond): a topology's share (`upgrade`, `rmw_run_ahead`, `reread_overlap`,
+/// `request_arrival`, `drain_overlap`) applied to a duration. In 128 bits past what
+/// 64 hold (a wait of seconds behind costs of up to a second each).
 #[inline]
-pub(crate) fn share_of(ns: u64, ppm: u64) -> u64 {
+pub(crate) fn share_of(t: u64, ppm: u64) -> u64 {
     const WHOLE: u64 = 1_000_000;
-    (ns * ppm + WHOLE / 2) / WHOLE
+    match t.checked_mul(ppm) {
+        Some(x) => (x + WHOLE / 2) / WHOLE,
+        None => ((t as u128 * ppm as u128 + WHOLE as u128 / 2) / WHOLE as u128) as u64,
+    }
 }
 
 /// `ns` · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1) for

@@ -39,6 +39,12 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 
+/// The latest virtual time the clock reaches, ps (2⁶², about 53 days): a run stops
+/// there at the latest, and no single `work` lasts longer, so that the clock plus any
+/// delay stays within 64 bits. A point that asks for more is not simulated
+/// ([`super::run_point_on`]).
+pub const HORIZON_PS: u64 = 1 << 62;
+
 /// A memory operation or delay requested by a simulated thread.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Op {
@@ -874,7 +880,7 @@ impl Machine {
     ) -> Outcome {
         assert_eq!(threads.len(), self.threads());
         assert_eq!(starts.len(), self.threads());
-        let stop = stop_ns.saturating_mul(PS_PER_NS);
+        let stop = stop_ns.saturating_mul(PS_PER_NS).min(HORIZON_PS);
         let mut cx = Context::from_waker(Waker::noop());
         let mut finished = vec![false; threads.len()];
         let mut nfinished = 0;
@@ -882,7 +888,11 @@ impl Machine {
             let mut c = self.core.borrow_mut();
             c.stop = stop;
             for (t, &at) in starts.iter().enumerate() {
-                c.schedule(at.saturating_mul(PS_PER_NS), t as u32, Next::Resume);
+                c.schedule(
+                    at.saturating_mul(PS_PER_NS).min(stop),
+                    t as u32,
+                    Next::Resume,
+                );
             }
         }
         // Whether any event ran (else the end time is 0); if so the end is the clock,
@@ -1188,9 +1198,11 @@ impl Env for SimEnv<'_> {
         self.op(Op::StoreMasked(a, mask, v))
     }
     async fn wait_until<P: Fn(Word) -> bool>(&self, a: Addr, _o: Ordering, pred: P) -> Word {
-        let before = self.now();
+        // On the engine's clock: a wait shorter than a nanosecond is a wait too.
+        let clock = || self.m.core.borrow().now;
+        let before = clock();
         let mut v: Word = self.op(Op::Load(a)).await;
-        if self.now() > before {
+        if clock() > before {
             // The first check waited for the line: another core held it, most often
             // to write it (a release). x86 keeps loads in order, so a load after the
             // check goes out early only speculatively, and the lines the writer
@@ -1220,7 +1232,7 @@ impl Env for SimEnv<'_> {
     }
     #[inline]
     fn work(&self, ns: u64) -> impl Future<Output = ()> {
-        self.op(Op::Work(ns.saturating_mul(PS_PER_NS)))
+        self.op(Op::Work(ns.saturating_mul(PS_PER_NS).min(HORIZON_PS)))
     }
     fn futex(&self) -> locklab_model::plan::Futex {
         self.m.futex

@@ -154,6 +154,14 @@ pub fn run_point_on(
     if let Workload::Wakeup(w) = &point.workload {
         return sched::run(&ctx, &job, w);
     }
+    let horizon_ns = engine::HORIZON_PS / locklab_model::time::PS_PER_NS;
+    if warmup_ns.saturating_add(duration_ns) > horizon_ns {
+        let reason = format!(
+            "the simulator's clock holds {} days of virtual time, and this point's warm-up and duration are longer",
+            horizon_ns / 86_400_000_000_000
+        );
+        return stats::skipped(&ctx, point.threads, SkipCause::Host, reason);
+    }
     match lock_slots(point, model) {
         Ok(slots) => lockrun::run(ctx, &job, &slots),
         Err(reason) => stats::skipped(&ctx, point.threads, SkipCause::Host, reason),

@@ -542,6 +542,15 @@ fn points_that_do_not_fit_the_model_are_skipped_with_a_reason() {
     let r = run_point(&plan, &plan.points[0], 0, 10_000, 0);
     assert!(r.point.skipped.as_deref().unwrap().contains("needs 5 CPUs"));
     assert!(r.point.throughput_ops_s.is_nan());
+    // Longer than the picosecond clock holds (about 53 days): said, not wrapped.
+    let plan = plan_of(&m, vec![lock2_point(LockAlgo::Mcs, 2, 1)]);
+    let day = 86_400_000_000_000;
+    let r = run_point(&plan, &plan.points[0], 0, 60 * day, day);
+    assert!(
+        r.point.skipped.as_deref().unwrap().contains("53 days"),
+        "{:?}",
+        r.point.skipped
+    );
 }
 
 /// `swap_masked` is one RMW and `store_masked` one store, whatever the contention: 8

@@ -9,8 +9,9 @@
 //! jitter stream. Sets are bitsets over *thread* indices of the point (a thread runs on
 //! exactly one CPU, so this is the same as a set of CPUs, and smaller).
 //!
-//! The rules (all times integer ns; `T(a→b)` is the transfer by distance, `A` the
-//! atomic, every non-zero latency jittered by the topology's `jitter`):
+//! The rules (all times integer picoseconds, the engine's clock, wherever a name or a
+//! comment here says ns; `T(a→b)` is the transfer by distance, `A` the atomic, every
+//! non-zero latency jittered by the topology's `jitter`):
 //!
 //! - **Load** by x: free if x has a valid copy (the work durations include cache
 //!   hits), or, right after x prefetched the line, when that fill arrives. A miss is
@@ -366,19 +367,19 @@ pub(crate) fn share_of(t: u64, ppm: u64) -> u64 {
     }
 }
 
-/// `ns` · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1) for
+/// `t` · (1 + ppm/10⁶ · u), u = 2·hi/2³² − 1 ∈ [−1, 1), plus lo/2³² ∈ [0, 1) for
 /// the stochastic rounding, floored; `hi` and `lo` are the halves of the random `r`.
 /// `ppm` is at most 10⁶ (a topology's `jitter` at most half), so the sum is never
 /// negative. The floor of the sum over 2³² · 10⁶ is taken as a shift and then a
 /// division by 10⁶ in 64 bits, which the compiler turns into a multiplication: a
 /// 128-bit division was a library call on every priced request and `work`.
 #[inline]
-fn jittered(ns: u64, ppm: u32, r: u64) -> u64 {
+fn jittered(t: u64, ppm: u32, r: u64) -> u64 {
     const ONE: i128 = 1 << 32;
     const MILLION: i128 = 1_000_000;
     let (hi, lo) = ((r >> 32) as i128, (r & 0xffff_ffff) as i128);
-    let ns = ns as i128;
-    let scaled = ns * MILLION * ONE + ns * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
+    let t = t as i128;
+    let scaled = t * MILLION * ONE + t * ppm as i128 * (2 * hi - ONE) + lo * MILLION;
     debug_assert!(scaled >= 0, "jitter of {ppm} ppm");
     // ⌊⌊s / 2³²⌋ / 10⁶⌋ = ⌊s / (2³² · 10⁶)⌋ for s ≥ 0.
     let q = (scaled >> 32) as u128;
@@ -667,28 +668,28 @@ impl Memory {
         }
     }
 
-    /// `ns` drawn uniformly within ± the jitter of its nominal value, rounded
-    /// stochastically so that the mean stays `ns` (integer arithmetic only, so the
+    /// `t` drawn uniformly within ± the jitter of its nominal value, rounded
+    /// stochastically so that the mean stays `t` (integer arithmetic only, so the
     /// result is the same on every platform). 0 stays 0.
     #[inline]
-    pub fn jitter(&mut self, x: u32, ns: u64) -> u64 {
+    pub fn jitter(&mut self, x: u32, t: u64) -> u64 {
         let ppm = self.fabric.jitter_ppm;
-        if ns == 0 || ppm == 0 {
-            return ns;
+        if t == 0 || ppm == 0 {
+            return t;
         }
         let r = self.harts[x as usize].jitter.next_u64();
-        jittered(ns, ppm, r)
+        jittered(t, ppm, r)
     }
 
-    /// A duration drawn uniformly from `0..ns` (0 if `ns` is 0) from thread `x`'s
-    /// jitter stream: where in a repeating interval of `ns` an outside event finds it.
+    /// A duration drawn uniformly from `0..t` (0 if `t` is 0) from thread `x`'s
+    /// jitter stream: where in a repeating interval of `t` an outside event finds it.
     #[inline]
-    pub fn phase(&mut self, x: u32, ns: u64) -> u64 {
-        if ns == 0 {
+    pub fn phase(&mut self, x: u32, t: u64) -> u64 {
+        if t == 0 {
             return 0;
         }
         let r = self.harts[x as usize].jitter.next_u64();
-        ((r as u128 * ns as u128) >> 64) as u64
+        ((r as u128 * t as u128) >> 64) as u64
     }
 
     /// Price a request from thread `x` on `line` at `now` and update the line's state.

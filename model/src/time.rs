@@ -25,8 +25,8 @@ use std::fmt;
 pub const PS_PER_NS: u64 = 1_000;
 
 /// The most a topology may say one operation costs: 1 s (a futex wake-up's latency is
-/// tens of microseconds). The simulator adds costs on its picosecond clock, which
-/// holds a little over 200 days.
+/// tens of microseconds), far inside the 64 bits of the simulator's picosecond clock,
+/// which stops at about 53 days of virtual time.
 pub const MAX_COST: Ns = Ns::whole(1_000_000_000);
 
 /// A cost in nanoseconds, to the picosecond.

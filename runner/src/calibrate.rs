@@ -818,9 +818,9 @@ const PASS_GAP: Duration = Duration::from_secs(1);
 /// taken in `passes` passes a second apart (at least one), and each constant is the
 /// median of the passes (those between two CPUs: of the passes that measured the
 /// most common placement of the pair, and for the hand-offs, of those whose CAS
-/// hand-off agrees with the most common one): on a shared machine one pass can fall in a slow spell
-/// (here, one pass alone gave transfers of 47 to 65 ns and a native loop of 9.0 to
-/// 16.5 ns within ten seconds).
+/// hand-off agrees with the most common one): on a shared machine one pass can fall
+/// in a slow spell (here, one pass alone gave transfers of 47 to 65 ns and a native
+/// loop of 9.0 to 16.5 ns within ten seconds).
 pub fn measure_report(h: &HostInfo, name: Option<&str>, passes: usize) -> String {
     let map = h.topology.clone().unwrap_or_else(crate::host::cpu_map);
     let allowed = pin::allowed_cpus().unwrap_or_default();

@@ -808,6 +808,18 @@ fn medians_of_groups(groups: &[Vec<usize>], values: &[f64]) -> Vec<(f64, usize)>
         .collect()
 }
 
+/// The placements a pair's passes met besides the one fitted, for the comment:
+/// "0.0 ns in 1, 113.4 ns in 1". A value timed with the clock's corrections can come
+/// out a hair under 0 where the two CPUs share their caches: printed as 0 (and a
+/// -0 as 0).
+fn other_placements(others: &[(f64, usize)]) -> String {
+    let each: Vec<String> = others
+        .iter()
+        .map(|(v, k)| format!("{:.1} ns in {k}", v.max(0.0) + 0.0))
+        .collect();
+    each.join(", ")
+}
+
 /// How long `topo --measure` waits between passes: a shared host's slow spells last
 /// seconds, and passes spread over them see its usual state.
 const PASS_GAP: Duration = Duration::from_secs(1);
@@ -980,29 +992,21 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
         }
         if let [(load, n), others @ ..] = &p.placements[..] {
             if !others.is_empty() {
-                let others: Vec<String> = others
-                    .iter()
-                    .map(|(l, k)| format!("{l:.1} ns in {k}"))
-                    .collect();
                 s.push_str(&format!(
                     "#           the host moved these CPUs between passes (as a guest's vCPUs may): the load\n\
                      #           took {load:.1} ns in {n} passes, whose single accesses are the ones above,\n\
                      #           {}; each placement is another machine: run it again if in doubt\n",
-                    others.join(", ")
+                    other_placements(others)
                 ));
             }
         }
         if let [(cas, n), others @ ..] = &p.handoff_placements[..] {
             if !others.is_empty() {
-                let others: Vec<String> = others
-                    .iter()
-                    .map(|(c, k)| format!("{c:.1} ns in {k}"))
-                    .collect();
                 s.push_str(&format!(
                     "#           the host moved these CPUs while a pass ran (its single accesses and its\n\
                      #           hand-offs met different placements): the hand-offs above are of the {n} passes\n\
                      #           whose CAS hand-off took {cas:.1} ns; it took {} (left out)\n",
-                    others.join(", ")
+                    other_placements(others)
                 ));
             }
         }
@@ -2027,6 +2031,10 @@ mod tests {
                 && text.contains("the hand-offs above are of the 2 passes")
                 && text.contains("it took 20.0 ns in 1 (left out)"),
             "{text}"
+        );
+        assert_eq!(
+            other_placements(&[(-0.04, 1), (-0.0, 1), (113.44, 2)]),
+            "0.0 ns in 1, 0.0 ns in 1, 113.4 ns in 2"
         );
         // Where every pass agrees, nothing is said.
         let quiet = report(

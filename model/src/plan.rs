@@ -382,6 +382,15 @@ pub struct Memory {
     /// no wait. Left out of a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub forward_stall_ns: Ns,
+    /// What a core loses when another core's read-modify-write (or, `migratory`, a
+    /// load) takes a line it wrote within one uncontended lock operation (`atomic` +
+    /// `overhead`): its next miss on the line costs this much in all, where one
+    /// transfer is the line's way back (the loss of `topo --measure`'s steal probe, a
+    /// loop of a swap and a release store; the simulator's own price for that loop
+    /// under `request_arrival = 1` is the transfer). 0 (the default): the transfer
+    /// alone. Left out of a plan when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steal_ns: Ns,
 }
 
 fn is_false(v: &bool) -> bool {
@@ -437,6 +446,7 @@ impl Memory {
             drain_overlap_ppm: 0,
             migratory: false,
             forward_stall_ns: Ns::ZERO,
+            steal_ns: Ns::ZERO,
         }
     }
 }

@@ -543,13 +543,13 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.flags)));
+        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.flags, p.steal)));
     let upgrade =
-        fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, UPGRADE_MAX));
-    let migratory =
-        fitted.and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then_some(l.load_written_read > t / 2.0));
+        fitted.map(|(t, l, _, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, UPGRADE_MAX));
+    let migratory = fitted
+        .and_then(|(t, l, _, _)| (t >= SHARE_MIN_NS).then_some(l.load_written_read > t / 2.0));
     let reread_overlap = match (fitted, upgrade, pause) {
-        (Some((t, _, Some(hand_off))), Some(u), Some(pause)) => {
+        (Some((t, _, Some(hand_off), _)), Some(u), Some(pause)) => {
             let writer = if migratory == Some(true) { t } else { u * t };
             (writer >= SHARE_MIN_NS)
                 .then(|| ((writer + pause / 2.0 + t - hand_off) / writer).clamp(0.0, 1.0))
@@ -558,16 +558,18 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
     };
     Fitted {
         upgrade,
-        run_ahead: fitted.map(|(_, l, _)| l.run_ahead.max(0.0)),
-        rmw_run_ahead: fitted.and_then(|(_, l, _)| {
+        run_ahead: fitted.map(|(_, l, _, _)| l.run_ahead.max(0.0)),
+        rmw_run_ahead: fitted.and_then(|(_, l, _, _)| {
             (l.acquire_stall >= SHARE_MIN_NS)
                 .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
         }),
         reread_overlap,
-        request_arrival: fitted
-            .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))),
+        request_arrival: fitted.and_then(|(t, l, _, _)| {
+            (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))
+        }),
         migratory,
-        drain_overlap: fitted.and_then(|(_, l, _)| drain_overlap(&l)),
+        drain_overlap: fitted.and_then(|(_, l, _, _)| drain_overlap(&l)),
+        steal: fitted.and_then(|(_, _, _, s)| s).map(|s| s.swap_release),
         transfer,
     }
 }
@@ -594,6 +596,8 @@ struct Fitted {
     request_arrival: Option<f64>,
     migratory: Option<bool>,
     drain_overlap: Option<f64>,
+    /// `memory { steal }`: the steal probe's fast-path loop, at the level fitted.
+    steal: Option<f64>,
 }
 
 /// Everything `topo --measure` measures, once.
@@ -986,7 +990,7 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
                 "#           CPU {} swapping the line CPU {} loops on, once a microsecond, costs\n\
                  #           CPU {} {:.1} ns a steal when its loop is a swap and a release store,\n\
                  #           {:.1} ns when it is a locked add (the simulator charges the line's way\n\
-                 #           back, one transfer or two by `request_arrival`; nothing is fitted to it)\n",
+                 #           back, one transfer or two by `request_arrival`, and `steal` below)\n",
                 p.b, p.a, p.a, st.swap_release, st.locked_add
             ));
         }
@@ -1021,6 +1025,7 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
         request_arrival,
         migratory,
         drain_overlap,
+        steal,
     } = fit(&by_level, one_cpu.map(|o| o.pause));
     let get = |d: Distance| transfer.get(&d).copied();
     let measured = get(Distance::Llc)
@@ -1048,6 +1053,7 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
             drain_overlap,
             migratory,
             forward_stall_ns: one_cpu.and_then(|o| o.forward_stall),
+            steal_ns: steal,
             pthread_call_ns: tas_loop
                 .zip(pthread_loop)
                 .map(|(t, p)| pthread_call_ns(t, p, atomic)),

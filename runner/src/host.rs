@@ -436,6 +436,9 @@ pub struct Measured {
     /// What a byte-wide release store adds to a loop of a compare-and-swap and a
     /// release of the same word, ns, when measured (`memory { forward_stall }`).
     pub forward_stall_ns: Option<f64>,
+    /// What a core looping on a line (a swap and a release store) loses each time
+    /// the other core takes it, ns, when measured (`memory { steal }`).
+    pub steal_ns: Option<f64>,
     /// Per workload operation, what the native loop costs besides the lock's atomics
     /// (`overhead`), when measured.
     pub overhead_ns: Option<f64>,
@@ -500,7 +503,8 @@ pub fn topology_as_lab_with(
                  # request_arrival = how long a holder goes on hitting after a swap is sent to it / transfer,\n\
                  # drain_overlap = how much a store's drain and a locked add's miss overlap / the drain,\n\
                  # migratory = a load of a line it wrote, after the other CPU read it, costs over half a transfer,\n\
-                 # forward_stall = what a byte-wide release store adds to a loop of a compare-and-swap on the word\n",
+                 # forward_stall = what a byte-wide release store adds to a loop of a compare-and-swap on the word,\n\
+                 # steal = what a loop of a swap and a release store on a line loses each time the other CPU swaps it\n",
                 m.transfer_from
             ));
             m.transfer
@@ -587,6 +591,9 @@ pub fn topology_as_lab_with(
             // nanoseconds (a Xeon guest measured 0.7 ns, a Zen 4 guest 3.8).
             if let Some(f) = m.forward_stall_ns.filter(|f| *f >= 0.5) {
                 memory.push(format!("forward_stall = {}", ns(f)));
+            }
+            if let Some(st) = m.steal_ns {
+                memory.push(format!("steal = {}", ns(st)));
             }
 
             if !memory.is_empty() {

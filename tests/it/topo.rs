@@ -100,6 +100,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
         drain_overlap: Some(0.91),
         migratory: Some(true),
         forward_stall_ns: Some(3.8),
+        steal_ns: Some(43.7),
         overhead_ns: Some(2.0),
         work_overhead_ns: Some(10.2),
         futex: Some(FutexCosts {
@@ -119,7 +120,7 @@ fn a_topology_with_every_measured_constant_is_valid_experiment_language() {
     assert!(
         lab.contains("upgrade = 1.62,")
             && lab.contains(
-                "reread_overlap = 0.97, request_arrival = 0.64, drain_overlap = 0.91, migratory = true, forward_stall = 3.8ns }"
+                "reread_overlap = 0.97, request_arrival = 0.64, drain_overlap = 0.91, migratory = true, forward_stall = 3.8ns, steal = 43.7ns }"
             )
             && lab.contains("  overhead = 2ns\n  work_overhead = 10.2ns\n")
             && lab.contains("  atomic  = 1.8ns\n")

@@ -403,7 +403,7 @@ impl Ctx<'_> {
 
     /// `memory { model, llc_hit, read_occupancy, store_buffer, fence, misses_in_flight,
     /// upgrade, run_ahead, rmw_run_ahead, reread_overlap, request_arrival, drain_overlap,
-    /// migratory, forward_stall }`:
+    /// migratory, forward_stall, steal }`:
     /// every key optional, the defaults derived from the `llc` transfer and the atomic
     /// ([`Memory::x86_tso`]).
     fn memory(&mut self, env: Env, file: usize, v: &Val, llc: Ns, atomic: Ns) -> Option<Memory> {
@@ -436,6 +436,7 @@ impl Ctx<'_> {
                 "drain_overlap",
                 "migratory",
                 "forward_stall",
+                "steal",
             ],
             &[],
         );
@@ -457,6 +458,7 @@ impl Ctx<'_> {
         let fence = dur("fence", "`fence`", d.fence_ns);
         let run_ahead = dur("run_ahead", "`run_ahead`", d.run_ahead_ns);
         let forward_stall = dur("forward_stall", "`forward_stall`", d.forward_stall_ns);
+        let steal = dur("steal", "`steal`", d.steal_ns);
         let store_buffer = mo.get("store_buffer").map_or(Some(d.store_buffer), |v| {
             self.count(env, file, v, "`store_buffer` (entries)", 1)
         });
@@ -522,6 +524,7 @@ impl Ctx<'_> {
             drain_overlap_ppm: drain_overlap?,
             migratory: migratory?,
             forward_stall_ns: forward_stall?,
+            steal_ns: steal?,
         })
     }
 

@@ -45,7 +45,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     let c = costs_of(
         "topology t {
   sockets = 1, cores = 4, transfer { llc = 50ns }
-  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, drain_overlap = 0.9, migratory = true, forward_stall = 4ns }
+  memory { model = x86_tso, llc_hit = 18ns, read_occupancy = 3ns, store_buffer = 42, fence = 13ns, misses_in_flight = 6, upgrade = 0.12, run_ahead = 160ns, rmw_run_ahead = 0.25, reread_overlap = 0.75, request_arrival = 0.5, drain_overlap = 0.9, migratory = true, forward_stall = 4ns, steal = 44ns }
   jitter = 0.05
   work_carry = true
   overhead = 8ns
@@ -72,6 +72,7 @@ fn every_memory_key_and_the_jitter_can_be_given() {
     assert_eq!(m.drain_overlap_ppm, 900_000);
     assert!(m.migratory);
     assert_eq!(m.forward_stall_ns, ns(4));
+    assert_eq!(m.steal_ns, ns(44));
     assert_eq!(c.overhead_ns, ns(8));
     assert_eq!(c.work_overhead_ns, ns(10));
     assert_eq!(c.jitter_ppm, 50_000);

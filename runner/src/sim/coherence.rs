@@ -170,6 +170,11 @@ pub(crate) struct Fabric {
     /// line's holder (the engine's flights) and a store's read-for-ownership the
     /// other copies (0: where it is issued; a store's, not before it commits).
     pub request_arrival_ppm: u64,
+    /// `memory { steal }`: what a core loses when another takes a line it is using.
+    steal_ps: u64,
+    /// How recently a core must have accessed a line to be using it when it is taken:
+    /// one uncontended lock operation, `atomic + overhead` (the steal probe's loop).
+    steal_window_ps: u64,
 }
 
 impl Fabric {
@@ -226,6 +231,8 @@ impl Fabric {
             upgrade_ppm: m.upgrade_ppm as u64,
             migratory: m.migratory,
             request_arrival_ppm: m.request_arrival_ppm as u64,
+            steal_ps: m.steal_ns.ps(),
+            steal_window_ps: costs.atomic_ns.ps() + costs.overhead_ns.ps(),
         }
     }
 
@@ -285,6 +292,11 @@ pub(crate) struct Line {
     /// Written since its exclusive holder took it (modified, not exclusive-clean):
     /// under `memory { migratory }` a load of it by another core takes it whole.
     dirty: bool,
+    /// The core this line was taken from while it was using it (`memory { steal }`,
+    /// [`Memory::taken_from`]), or `NONE`: its next miss on the line pays
+    /// `victim_extra` more.
+    victim: u32,
+    victim_extra: u64,
 }
 
 impl Line {
@@ -314,6 +326,8 @@ impl Line {
             invalidated_at: 0,
             request_ps: 0,
             dirty: false,
+            victim: NONE,
+            victim_extra: 0,
         }
     }
 }
@@ -400,6 +414,17 @@ pub(crate) enum Early {
     RanAhead(u64),
     /// A load or read-modify-write of a line `holder` held, sent `ns` earlier and
     /// decided now, when it reaches that core (`memory { request_arrival }`).
+    Flown { ns: u64, holder: u32 },
+}
+
+/// How a woken spinner's re-read left ([`Memory::woken_load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reread {
+    /// It leaves now, or this long before (`memory { reread_overlap }`: the write's
+    /// read-for-ownership invalidated the spinner's copy first).
+    HeadStart(u64),
+    /// It left this long ago for `holder`, which held the line, and is decided now,
+    /// where it lands (`memory { request_arrival }`), as any load that flew.
     Flown { ns: u64, holder: u32 },
 }
 
@@ -742,6 +767,7 @@ impl Memory {
             Early::Flown { ns, holder } if self.lines[line as usize].owner == holder => (0, ns),
             Early::Flown { .. } => (0, 0),
         };
+        let extra = self.victims_extra(x, line);
         match kind {
             Kind::Load => {
                 if let Some(t) = self.read_before_commit(x, line, now, flown) {
@@ -762,7 +788,7 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let done = self.read_miss(x, line, now, Sent::Flown(flown));
+                let done = self.read_miss(x, line, now, Sent::Flown(flown)) + extra;
                 Timing {
                     done,
                     visible: done,
@@ -801,7 +827,7 @@ impl Memory {
                 let issued = h.store_buffer.make_room(now);
                 let after = h.store_buffer.last();
                 let (lat, miss) = self.ownership(x, line);
-                let lat = self.jitter(x, lat);
+                let lat = self.jitter(x, lat) + if miss { extra } else { 0 };
                 let l = &mut self.lines[line as usize];
                 // The read-for-ownership goes out when the store enters the buffer
                 // (the core does not wait for older stores to commit before asking
@@ -848,10 +874,12 @@ impl Memory {
             Kind::Rmw => {
                 let drained = self.drain(x, now);
                 let (lat, miss) = self.ownership(x, line);
-                let lat = self.jitter(x, lat + self.fabric.atomic_ps);
+                let lat =
+                    self.jitter(x, lat + self.fabric.atomic_ps) + if miss { extra } else { 0 };
                 // A line it holds needs no request: nothing went out early.
                 let ahead = if miss { ahead } else { 0 };
                 let l = &mut self.lines[line as usize];
+                let (prev, last) = (l.owner, l.busy_until);
                 // Its request left `ahead` earlier if it was sent while older
                 // stores drained (`memory { drain_overlap }`); it executes once they
                 // have committed and the line is here.
@@ -874,6 +902,9 @@ impl Memory {
                 } else {
                     (done, 0)
                 };
+                if miss {
+                    self.taken_from(line, x, prev, last, start);
+                }
                 self.take(x, line);
                 Timing {
                     done,
@@ -890,30 +921,42 @@ impl Memory {
     /// miss left up to `head_start` ns earlier, but not before the write's
     /// read-for-ownership invalidated the spinner's copy (`memory { reread_overlap }`).
     /// Its data comes a transfer after it left, and no earlier than the line is free,
-    /// so never before the commit.
+    /// so never before the commit. Under `memory { request_arrival }` it flies to the
+    /// line's holder as any load and is decided where it lands ([`Reread::Flown`]).
     #[inline]
-    pub fn woken_load(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+    pub fn woken_load(&mut self, x: u32, line: u32, now: u64, sent: Reread) -> Timing {
         if self.trace.is_some() {
-            return self.woken_load_traced(x, line, now, head_start);
+            return self.woken_load_traced(x, line, now, sent);
         }
-        self.reread(x, line, now, head_start)
+        self.reread(x, line, now, sent)
     }
 
     /// [`Memory::woken_load`] while a trace is on.
     #[cold]
     #[inline(never)]
-    fn woken_load_traced(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+    fn woken_load_traced(&mut self, x: u32, line: u32, now: u64, sent: Reread) -> Timing {
         let before = self.traced(line, now);
-        let t = self.reread(x, line, now, head_start);
+        let t = self.reread(x, line, now, sent);
         if let Some(before) = before {
-            self.record(x, line, "reread", (now, 0), before, &t);
+            let flew = match sent {
+                Reread::Flown { ns, .. } => ns,
+                Reread::HeadStart(_) => 0,
+            };
+            self.record(x, line, "reread", (now, flew), before, &t);
         }
         t
     }
 
     /// [`Memory::woken_load`] without the trace.
     #[inline]
-    fn reread(&mut self, x: u32, line: u32, now: u64, head_start: u64) -> Timing {
+    fn reread(&mut self, x: u32, line: u32, now: u64, sent: Reread) -> Timing {
+        let head_start = match sent {
+            // Decided where it landed, as any load that flew there.
+            Reread::Flown { ns, holder } => {
+                return self.price(x, line, Kind::Load, now, Early::Flown { ns, holder })
+            }
+            Reread::HeadStart(h) => h,
+        };
         if head_start == 0 {
             return self.price(x, line, Kind::Load, now, Early::No);
         }
@@ -1088,7 +1131,8 @@ impl Memory {
         let occupancy = fab.read_occupancy_ps;
         let lat = self.jitter(x, lat);
         let l = &mut self.lines[line as usize];
-        let s = at.max(l.busy_until);
+        let (prev, last) = (l.owner, l.busy_until);
+        let s = at.max(last);
         let done = match sent {
             Sent::Before(sent) => s.max(sent + lat),
             Sent::Flown(flown) => s + lat.saturating_sub(flown),
@@ -1105,7 +1149,47 @@ impl Memory {
         }
         l.fill_tid = x;
         l.fill_done = done;
+        if migrates {
+            self.taken_from(line, x, prev, last, s);
+        }
         done
+    }
+
+    /// `x` takes `line` whole from `prev` (a read-modify-write's or, under `memory {
+    /// migratory }`, a load's miss), its request served from `at`; the line's last
+    /// access before it ended at `last`. If that was within `steal_window` (one
+    /// uncontended lock operation), `prev` was using the line, and its next miss on it
+    /// pays `memory { steal }` less the transfer back: what a core looping on a line
+    /// loses each time it is taken, by `topo --measure`'s probe, where one transfer
+    /// is what the line's way back costs it here under `request_arrival = 1`
+    /// (`a_holder_whose_line_is_taken_pays_its_way_back`).
+    #[inline]
+    fn taken_from(&mut self, line: u32, x: u32, prev: u32, last: u64, at: u64) {
+        let f = &self.fabric;
+        if f.steal_ps == 0 || prev == NONE || prev == x || last + f.steal_window_ps < at {
+            return;
+        }
+        let extra = f.steal_ps.saturating_sub(f.cost(x, prev));
+        let l = &mut self.lines[line as usize];
+        l.victim = prev;
+        l.victim_extra = extra;
+    }
+
+    /// What `x` pays beyond its transfer on its next miss on `line`, if the line was
+    /// taken from it while it was using it ([`Memory::taken_from`]); the mark goes
+    /// with this access, miss or not.
+    #[inline]
+    fn victims_extra(&mut self, x: u32, line: u32) -> u64 {
+        let l = &mut self.lines[line as usize];
+        if l.victim != x {
+            return 0;
+        }
+        l.victim = NONE;
+        if l.owner == x {
+            0
+        } else {
+            l.victim_extra
+        }
     }
 
     /// The read-for-ownership latency for `x` (before jitter), and whether it misses:

@@ -24,7 +24,7 @@
 //! same counters, same sequence numbers, without the round trip through the heap and
 //! the re-poll of its future.
 
-use super::coherence::{share_of, Early, Fabric, Kind, Memory, TraceEvent, NONE};
+use super::coherence::{share_of, Early, Fabric, Kind, Memory, Reread, TraceEvent, NONE};
 use crate::env::{Addr, Env, Grant, Handoff, Holder, WaitStart, Word};
 use crate::rng::SplitMix64;
 use locklab_model::plan::{Costs, WHOLE_PPM};
@@ -122,8 +122,12 @@ struct Slot {
     /// drawn, when first issued.
     deferred: bool,
     /// A woken watcher's re-read left this long before it is issued (the write's
-    /// invalidation reached it first; `memory { reread_overlap }`).
+    /// invalidation reached it first; `memory { reread_overlap }`; and its flight to
+    /// the line's holder, once it has landed).
     head_start: u64,
+    /// A woken watcher's re-read has flown to this core, which held its line, and is
+    /// decided now (`memory { request_arrival }`); `NONE` before its flight.
+    landed_at: u32,
     /// The thread's last narrow store (`Env::store_masked`), if a load or RMW of its
     /// word must wait for it (`memory { forward_stall }`): the word, the store's mask,
     /// and when a wider access of the word may start.
@@ -367,12 +371,35 @@ impl Core {
             self.schedule(fill, tid, Next::WakeRead);
             return None;
         }
+        // As any load of a line another core holds, the re-read takes effect when it
+        // reaches that core (`memory { request_arrival }`): until then the holder's
+        // own accesses hit. It left `head_start` ago.
+        let landed_at = std::mem::replace(&mut self.slots[tid as usize].landed_at, NONE);
+        if landed_at == NONE {
+            let (flight, holder) = self.flight(tid, line);
+            let s = &mut self.slots[tid as usize];
+            let lands = self.now.saturating_sub(s.head_start) + flight;
+            if lands > self.now {
+                s.head_start += lands - self.now;
+                s.landed_at = holder;
+                self.schedule(lands, tid, Next::WakeRead);
+                return None;
+            }
+        }
         let s = &mut self.slots[tid as usize];
         s.ahead = RunAhead::default();
         let (a, head_start) = (s.watch, std::mem::take(&mut s.head_start));
         self.counters.ops += 1;
         self.counters.wakes += 1;
-        let t = self.mem.woken_load(tid, a.line, self.now, head_start);
+        let sent = if landed_at == NONE {
+            Reread::HeadStart(head_start)
+        } else {
+            Reread::Flown {
+                ns: head_start,
+                holder: landed_at,
+            }
+        };
+        let t = self.mem.woken_load(tid, a.line, self.now, sent);
         if t.miss {
             self.counters.misses += 1;
         }
@@ -779,6 +806,7 @@ impl Machine {
                         deferred: false,
                         flown_to: NONE,
                         head_start: 0,
+                        landed_at: NONE,
                         drain_from: None,
                         narrow: None,
                         work_carry: 0,

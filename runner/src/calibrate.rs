@@ -15,8 +15,9 @@
 //!   holder do): the CAS ping-pong a check printed beside the fit, the other what
 //!   `reread_overlap` is fitted to.
 //! - [`steal_loss`]: what a CPU looping on a line loses each time the other takes it
-//!   with a swap, for a lock's fast path and for a loop of locked adds: printed, not
-//!   fitted (docs/validation.md, "What a stolen line costs its holder").
+//!   with a swap, for a lock's fast path (`memory { steal }`) and for a loop of
+//!   locked adds (printed only; docs/validation.md, "What a stolen line costs its
+//!   holder").
 //! - [`one_cpu_costs`]: an uncontended read-modify-write, a full fence and a `pause`
 //!   on one CPU (`atomic`, `memory { fence }` and `pause`); [`loop_rounds`]: one
 //!   operation of the native loop with a TAS lock (`overhead`) and with a pthread

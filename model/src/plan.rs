@@ -383,7 +383,7 @@ pub struct Memory {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub forward_stall_ns: Ns,
     /// What a core loses when another core's read-modify-write (or, `migratory`, a
-    /// load) takes a line it wrote within one uncontended lock operation (`atomic` +
+    /// load) takes a line it accessed within one uncontended lock operation (`atomic` +
     /// `overhead`): its next miss on the line costs this much in all, where one
     /// transfer is the line's way back (the loss of `topo --measure`'s steal probe, a
     /// loop of a swap and a release store; the simulator's own price for that loop

@@ -544,13 +544,14 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
         .iter()
         .filter(|(d, _)| **d != Distance::Smt)
         .chain(by_level.iter())
-        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p.flags, p.steal)));
+        .find_map(|(d, p)| p.line.map(|l| (transfer[d], l, p)));
     let upgrade =
-        fitted.map(|(t, l, _, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, UPGRADE_MAX));
-    let migratory = fitted
-        .and_then(|(t, l, _, _)| (t >= SHARE_MIN_NS).then_some(l.load_written_read > t / 2.0));
-    let reread_overlap = match (fitted, upgrade, pause) {
-        (Some((t, _, Some(hand_off), _)), Some(u), Some(pause)) => {
+        fitted.map(|(t, l, _)| ((l.rmw_shared - l.rmw_owned) / t).clamp(0.0, UPGRADE_MAX));
+    let migratory =
+        fitted.and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then_some(l.load_written_read > t / 2.0));
+    let hand_off = fitted.and_then(|(t, _, p)| Some(t).zip(p.flags));
+    let reread_overlap = match (hand_off, upgrade, pause) {
+        (Some((t, hand_off)), Some(u), Some(pause)) => {
             let writer = if migratory == Some(true) { t } else { u * t };
             (writer >= SHARE_MIN_NS)
                 .then(|| ((writer + pause / 2.0 + t - hand_off) / writer).clamp(0.0, 1.0))
@@ -559,18 +560,17 @@ fn fit(by_level: &BTreeMap<Distance, PairCosts>, pause: Option<f64>) -> Fitted {
     };
     Fitted {
         upgrade,
-        run_ahead: fitted.map(|(_, l, _, _)| l.run_ahead.max(0.0)),
-        rmw_run_ahead: fitted.and_then(|(_, l, _, _)| {
+        run_ahead: fitted.map(|(_, l, _)| l.run_ahead.max(0.0)),
+        rmw_run_ahead: fitted.and_then(|(_, l, _)| {
             (l.acquire_stall >= SHARE_MIN_NS)
                 .then(|| (l.acquire_hidden / l.acquire_stall).clamp(0.0, 1.0))
         }),
         reread_overlap,
-        request_arrival: fitted.and_then(|(t, l, _, _)| {
-            (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))
-        }),
+        request_arrival: fitted
+            .and_then(|(t, l, _)| (t >= SHARE_MIN_NS).then(|| (l.holder_lead / t).clamp(0.0, 1.0))),
         migratory,
-        drain_overlap: fitted.and_then(|(_, l, _, _)| drain_overlap(&l)),
-        steal: fitted.and_then(|(_, _, _, s)| s).map(|s| s.swap_release),
+        drain_overlap: fitted.and_then(|(_, l, _)| drain_overlap(&l)),
+        steal: fitted.and_then(|(_, _, p)| p.steal).map(|s| s.swap_release),
         transfer,
     }
 }

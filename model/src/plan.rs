@@ -384,11 +384,11 @@ pub struct Memory {
     pub forward_stall_ns: Ns,
     /// What a core loses when another core's read-modify-write (or, `migratory`, a
     /// load) takes a line it accessed within one uncontended lock operation (`atomic` +
-    /// `overhead`): its next miss on the line costs this much in all, where one
-    /// transfer is the line's way back (the loss of `topo --measure`'s steal probe, a
-    /// loop of a swap and a release store; the simulator's own price for that loop
-    /// under `request_arrival = 1` is the transfer). 0 (the default): the transfer
-    /// alone. Left out of a plan when 0.
+    /// `overhead`): its next miss on the line takes this much at least from when it
+    /// asks, whatever the line's way back would cost it otherwise (the loss of `topo
+    /// --measure`'s steal probe, a loop of a swap and a release store, which the
+    /// simulator then reproduces under any `request_arrival`). 0 (the default): the
+    /// way back alone. Left out of a plan when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub steal_ns: Ns,
 }

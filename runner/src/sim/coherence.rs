@@ -293,10 +293,9 @@ pub(crate) struct Line {
     /// under `memory { migratory }` a load of it by another core takes it whole.
     dirty: bool,
     /// The core this line was taken from while it was using it (`memory { steal }`,
-    /// [`Memory::taken_from`]), or `NONE`: its next miss on the line pays
-    /// `victim_extra` more.
+    /// [`Memory::taken_from`]), or `NONE`: its next miss on the line takes `steal`
+    /// at least.
     victim: u32,
-    victim_extra: u64,
 }
 
 impl Line {
@@ -327,7 +326,6 @@ impl Line {
             request_ps: 0,
             dirty: false,
             victim: NONE,
-            victim_extra: 0,
         }
     }
 }
@@ -767,7 +765,7 @@ impl Memory {
             Early::Flown { ns, holder } if self.lines[line as usize].owner == holder => (0, ns),
             Early::Flown { .. } => (0, 0),
         };
-        let extra = self.victims_extra(x, line);
+        let least = self.victims_least(x, line);
         match kind {
             Kind::Load => {
                 if let Some(t) = self.read_before_commit(x, line, now, flown) {
@@ -788,7 +786,9 @@ impl Memory {
                         stale: false,
                     };
                 }
-                let done = self.read_miss(x, line, now, Sent::Flown(flown)) + extra;
+                let done = self
+                    .read_miss(x, line, now, Sent::Flown(flown))
+                    .max((now + least).saturating_sub(flown));
                 Timing {
                     done,
                     visible: done,
@@ -827,14 +827,15 @@ impl Memory {
                 let issued = h.store_buffer.make_room(now);
                 let after = h.store_buffer.last();
                 let (lat, miss) = self.ownership(x, line);
-                let lat = self.jitter(x, lat) + if miss { extra } else { 0 };
+                let lat = self.jitter(x, lat);
                 let l = &mut self.lines[line as usize];
                 // The read-for-ownership goes out when the store enters the buffer
                 // (the core does not wait for older stores to commit before asking
                 // for the line); the store commits, in order, once it has the line
                 // and every older store has committed. The line stays ours until then.
                 let start = issued.max(l.busy_until).max(l.own_fill());
-                let commit = (start + lat).max(after);
+                let least = if miss { issued + least } else { 0 };
+                let commit = (start + lat).max(least).max(after);
                 l.busy_until = commit;
                 (l.invalidated_at, l.request_ps) = if miss { (start, lat) } else { (commit, 0) };
                 // The request reaches the other copies after its flight, as any
@@ -874,8 +875,7 @@ impl Memory {
             Kind::Rmw => {
                 let drained = self.drain(x, now);
                 let (lat, miss) = self.ownership(x, line);
-                let lat =
-                    self.jitter(x, lat + self.fabric.atomic_ps) + if miss { extra } else { 0 };
+                let lat = self.jitter(x, lat + self.fabric.atomic_ps);
                 // A line it holds needs no request: nothing went out early.
                 let ahead = if miss { ahead } else { 0 };
                 let l = &mut self.lines[line as usize];
@@ -883,11 +883,16 @@ impl Memory {
                 // Its request left `ahead` earlier if it was sent while older
                 // stores drained (`memory { drain_overlap }`); it executes once they
                 // have committed and the line is here.
-                let start = drained
-                    .saturating_sub(ahead)
-                    .max(l.busy_until)
-                    .max(l.own_fill());
+                let asked = drained.saturating_sub(ahead);
+                let start = asked.max(l.busy_until).max(l.own_fill());
                 let arrive = start + lat.saturating_sub(flown);
+                // A core whose line was taken while it was using it has it back, and
+                // its atomic done, no sooner than `steal` after it asked.
+                let arrive = if miss && least > 0 {
+                    arrive.max((asked + least + self.fabric.atomic_ps).saturating_sub(flown))
+                } else {
+                    arrive
+                };
                 let done = if ahead > 0 {
                     arrive.max(drained + self.fabric.atomic_ps)
                 } else {
@@ -1159,9 +1164,9 @@ impl Memory {
     /// migratory }`, a load's miss), its request served from `at`; the line's last
     /// access before it ended at `last`. If that was within `steal_window` (one
     /// uncontended lock operation), `prev` was using the line, and its next miss on it
-    /// pays `memory { steal }` less the transfer back: what a core looping on a line
-    /// loses each time it is taken, by `topo --measure`'s probe, where one transfer
-    /// is what the line's way back costs it here under `request_arrival = 1`
+    /// takes `memory { steal }` at least from when it asks: what a core looping on a
+    /// line loses each time it is taken, by `topo --measure`'s probe, whatever the
+    /// line's way back would cost it here
     /// (`a_holder_whose_line_is_taken_pays_its_way_back`).
     #[inline]
     fn taken_from(&mut self, line: u32, x: u32, prev: u32, last: u64, at: u64) {
@@ -1169,17 +1174,14 @@ impl Memory {
         if f.steal_ps == 0 || prev == NONE || prev == x || last + f.steal_window_ps < at {
             return;
         }
-        let extra = f.steal_ps.saturating_sub(f.cost(x, prev));
-        let l = &mut self.lines[line as usize];
-        l.victim = prev;
-        l.victim_extra = extra;
+        self.lines[line as usize].victim = prev;
     }
 
-    /// What `x` pays beyond its transfer on its next miss on `line`, if the line was
-    /// taken from it while it was using it ([`Memory::taken_from`]); the mark goes
-    /// with this access, miss or not.
+    /// The least `x`'s next miss on `line` takes from its request: `memory { steal }`
+    /// if the line was taken from it while it was using it ([`Memory::taken_from`]),
+    /// else 0. The mark goes with this access, miss or not.
     #[inline]
-    fn victims_extra(&mut self, x: u32, line: u32) -> u64 {
+    fn victims_least(&mut self, x: u32, line: u32) -> u64 {
         let l = &mut self.lines[line as usize];
         if l.victim != x {
             return 0;
@@ -1188,7 +1190,7 @@ impl Memory {
         if l.owner == x {
             0
         } else {
-            l.victim_extra
+            self.fabric.steal_ps
         }
     }
 

@@ -2492,21 +2492,33 @@ fn thief_takes(m: &Spec, holder: HolderLoop) -> u64 {
 ///
 /// So the simulator charges one transfer for a steal, plus the thief's atomic where
 /// the next access is a store; where requests are decided where they are issued, two
-/// transfers and the atomic, whatever the next access. Natively a lock's fast path
-/// pays more than that on the Zen 4 guest (docs/validation.md, "What a stolen line
-/// costs its holder"): `memory { steal }` is that measured loss. The holder wrote
-/// the line within one lock operation (`atomic + overhead`, 5 ns here) before it was
-/// taken, so it was using it: its next miss costs `steal` where the transfer back
-/// would, 130 − 50 = 80 ns more in either loop.
+/// transfers and the atomic, whatever the next access; in between, in between. Natively
+/// a lock's fast path pays more than that on both hosts measured (docs/validation.md,
+/// "What a stolen line costs its holder"): `memory { steal }` is that measured loss.
+/// The holder wrote the line within one lock operation (`atomic + overhead`, 5 ns
+/// here) before it was taken, so it was using it: its next miss on the line takes
+/// `steal` at least from when it asks, and the loop loses 130 ns in either loop and
+/// under any `request_arrival`, the loss the probe measured (with the additive
+/// extra this replaced, `steal` less one transfer on top of the way back, a host
+/// whose requests are decided halfway lost 25 ns more than its probe: 155).
 #[test]
 fn a_holder_whose_line_is_taken_pays_its_way_back() {
     let mut m = spec(1, 2, 1, 10, 50, 190);
     let loops = [HolderLoop::SwapRelease, HolderLoop::LockedAdd];
     assert_eq!(loops.map(|h| thief_takes(&m, h)), [105, 105]);
+    m.costs.memory.request_arrival_ppm = WHOLE_PPM / 2;
+    assert_eq!(loops.map(|h| thief_takes(&m, h)), [75, 55]);
     m.costs.memory.request_arrival_ppm = WHOLE_PPM;
     assert_eq!(loops.map(|h| thief_takes(&m, h)), [55, 50]);
     m.costs.memory.steal_ns = Ns::whole(130);
-    assert_eq!(loops.map(|h| thief_takes(&m, h)), [135, 130]);
+    for arrival in [0, WHOLE_PPM / 2, WHOLE_PPM] {
+        m.costs.memory.request_arrival_ppm = arrival;
+        assert_eq!(
+            loops.map(|h| thief_takes(&m, h)),
+            [130, 130],
+            "request_arrival {arrival} ppm"
+        );
+    }
 }
 
 /// `memory { steal }` prices only a line taken from a core that was using it. CPU 0

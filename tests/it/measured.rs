@@ -94,6 +94,20 @@ const FITS: &[Fit] = &[
         reacquired_within: 37,
         waited_within: 26,
     },
+    Fit {
+        set: "2026-12-07-xeon-6-167",
+        cpu_within: 74,
+        cpu_mean_abs: 0.111,
+        reacquired_within: 78,
+        waited_within: 74,
+    },
+    Fit {
+        set: "2026-12-07-xeon-6-167-gaps",
+        cpu_within: 26,
+        cpu_mean_abs: 0.165,
+        reacquired_within: 38,
+        waited_within: 23,
+    },
 ];
 
 struct Fit {

@@ -834,8 +834,8 @@ impl Memory {
                 // for the line); the store commits, in order, once it has the line
                 // and every older store has committed. The line stays ours until then.
                 let start = issued.max(l.busy_until).max(l.own_fill());
-                let least = if miss { issued + least } else { 0 };
-                let commit = (start + lat).max(least).max(after);
+                let no_sooner = if miss { issued + least } else { 0 };
+                let commit = (start + lat).max(no_sooner).max(after);
                 l.busy_until = commit;
                 (l.invalidated_at, l.request_ps) = if miss { (start, lat) } else { (commit, 0) };
                 // The request reaches the other copies after its flight, as any

@@ -2492,9 +2492,10 @@ fn thief_takes(m: &Spec, holder: HolderLoop) -> u64 {
 ///
 /// So the simulator charges one transfer for a steal, plus the thief's atomic where
 /// the next access is a store; where requests are decided where they are issued, two
-/// transfers and the atomic, whatever the next access; in between, in between. Natively
-/// a lock's fast path pays more than that on both hosts measured (docs/validation.md,
-/// "What a stolen line costs its holder"): `memory { steal }` is that measured loss.
+/// transfers and the atomic, whatever the next access; decided halfway, 75 and 55 ns.
+/// Natively a lock's fast path pays more than that on both hosts measured
+/// (docs/validation.md, "What a stolen line costs its holder" and "The Intel guest
+/// again: the steal held out"): `memory { steal }` is that measured loss.
 /// The holder wrote the line within one lock operation (`atomic + overhead`, 5 ns
 /// here) before it was taken, so it was using it: its next miss on the line takes
 /// `steal` at least from when it asks, and the loop loses 130 ns in either loop and

@@ -990,8 +990,8 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
             s.push_str(&format!(
                 "#           CPU {} swapping the line CPU {} loops on, once a microsecond, costs\n\
                  #           CPU {} {:.1} ns a steal when its loop is a swap and a release store,\n\
-                 #           {:.1} ns when it is a locked add (the simulator charges the line's way\n\
-                 #           back, one transfer or two by `request_arrival`, and `steal` below)\n",
+                 #           {:.1} ns when it is a locked add (the simulator gives the line back\n\
+                 #           no sooner than `steal` below after its next miss asks)\n",
                 p.b, p.a, p.a, st.swap_release, st.locked_add
             ));
         }

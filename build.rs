@@ -18,6 +18,15 @@ fn commit_from_git() -> (String, String) {
     let dirty = run("git", &["status", "--porcelain", "--untracked-files=no"])
         .map(|s| if s.is_empty() { "false" } else { "true" })
         .unwrap_or("");
+    // An edit to a tracked file makes the tree dirty without touching the index:
+    // watch the sources this binary is built from too, so that a build after such an
+    // edit asks git again (else its manifests would say "clean" for a binary built
+    // from uncommitted code).
+    for dir in ["src", "model/src", "dsl/src", "runner/src", "analysis/src"] {
+        if Path::new(dir).exists() {
+            println!("cargo:rerun-if-changed={dir}");
+        }
+    }
     // Ask git where HEAD, the index and the checked-out branch live: in a worktree
     // `.git` is a file, and a commit moves the branch ref, not HEAD. Only existing
     // files: cargo reruns a build script on every build while a watched file is missing.

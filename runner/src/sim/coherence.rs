@@ -35,9 +35,10 @@
 //!   that held a copy keeps reading the old value from it, and one without a copy
 //!   gets the old value from x (one transfer) if that arrives before the commit;
 //!   after that a load misses and is served once the store has committed; a spinner
-//!   on the old
-//!   value re-reads after the commit, when the `pause` it is in ends (the engine's
-//!   `Core::wake_time`).
+//!   on the old value re-reads after the commit, when the `pause` it is in ends (the
+//!   engine's `Core::wake_time`), or, if its re-read reaches the line before a commit
+//!   later than the store's request is answered (`memory { request_arrival }`), at the
+//!   commit, right after the store (`Core::queued_flight`).
 //! - **Read-modify-write** by x (any `lock`ed instruction, a failed CAS included):
 //!   drains x's store buffer (the engine issues it only once x's older stores have
 //!   committed, so it reads and writes the line then, not earlier), then one
@@ -424,6 +425,10 @@ pub(crate) enum Reread {
     /// It left this long ago for `holder`, which held the line, and is decided now,
     /// where it lands (`memory { request_arrival }`), as any load that flew.
     Flown { ns: u64, holder: u32 },
+    /// It reached the line after a flight of `flight` before the write that woke it
+    /// committed at `commit`: it is served then, right after that write and before
+    /// any later request (the engine's `Core::queued_flight`).
+    Queued { flight: u64, commit: u64 },
 }
 
 /// How a read miss left before it is priced.
@@ -435,6 +440,11 @@ enum Sent {
     /// A woken spinner's re-read that left at this time ([`Memory::woken_load`]): its
     /// data arrives a transfer after that, but not before the line is free.
     Before(u64),
+    /// A woken spinner's re-read that flew this long and waited at the line for the
+    /// write that woke it ([`Reread::Queued`]): its data comes the rest of a transfer
+    /// after the line is free. It takes the line before its holder has used it
+    /// again, so it steals nothing (`memory { steal }`).
+    Queued(u64),
 }
 
 /// When a request completes for its issuer, and when its write (if any) becomes
@@ -927,7 +937,9 @@ impl Memory {
     /// read-for-ownership invalidated the spinner's copy (`memory { reread_overlap }`).
     /// Its data comes a transfer after it left, and no earlier than the line is free,
     /// so never before the commit. Under `memory { request_arrival }` it flies to the
-    /// line's holder as any load and is decided where it lands ([`Reread::Flown`]).
+    /// line's holder as any load and is decided where it lands ([`Reread::Flown`]);
+    /// one that landed before a write committing late is served at the commit, right
+    /// after it ([`Reread::Queued`]).
     #[inline]
     pub fn woken_load(&mut self, x: u32, line: u32, now: u64, sent: Reread) -> Timing {
         if self.trace.is_some() {
@@ -945,6 +957,7 @@ impl Memory {
         if let Some(before) = before {
             let flew = match sent {
                 Reread::Flown { ns, .. } => ns,
+                Reread::Queued { flight, .. } => flight,
                 Reread::HeadStart(_) => 0,
             };
             self.record(x, line, "reread", (now, flew), before, &t);
@@ -959,6 +972,15 @@ impl Memory {
             // Decided where it landed, as any load that flew there.
             Reread::Flown { ns, holder } => {
                 return self.price(x, line, Kind::Load, now, Early::Flown { ns, holder })
+            }
+            Reread::Queued { flight, commit } => {
+                let done = self.read_miss(x, line, commit, Sent::Queued(flight));
+                return Timing {
+                    done,
+                    visible: done,
+                    miss: true,
+                    stale: false,
+                };
             }
             Reread::HeadStart(h) => h,
         };
@@ -1140,7 +1162,7 @@ impl Memory {
         let s = at.max(last);
         let done = match sent {
             Sent::Before(sent) => s.max(sent + lat),
-            Sent::Flown(flown) => s + lat.saturating_sub(flown),
+            Sent::Flown(flown) | Sent::Queued(flown) => s + lat.saturating_sub(flown),
         }
         .max(after);
         l.busy_until = s + occupancy;
@@ -1154,7 +1176,7 @@ impl Memory {
         }
         l.fill_tid = x;
         l.fill_done = done;
-        if migrates {
+        if migrates && !matches!(sent, Sent::Queued(_)) {
             self.taken_from(line, x, prev, last, s);
         }
         done

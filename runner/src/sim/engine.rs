@@ -125,6 +125,10 @@ struct Slot {
     /// invalidation reached it first; `memory { reread_overlap }`; and its flight to
     /// the line's holder, once it has landed).
     head_start: u64,
+    /// A woken watcher's re-read reached its line before the write that woke it
+    /// committed, after this flight: it is served right after that write
+    /// ([`Core::queued_flight`]).
+    queued: Option<u64>,
     /// A woken watcher's re-read has flown to this core, which held its line, and is
     /// decided now (`memory { request_arrival }`); `NONE` before its flight.
     landed_at: u32,
@@ -245,7 +249,6 @@ impl Core {
     /// (in watch order, right after the write), saving an event per watcher.
     #[inline]
     fn wake_watchers(&mut self, line: u32, time: u64) {
-        let head_start = self.head_start(line, time, 0);
         let l = &mut self.mem.lines[line as usize];
         let mut t = l.watch_head;
         l.watch_head = NONE;
@@ -253,14 +256,33 @@ impl Core {
         while t != NONE {
             let next = self.mem.next[t as usize];
             self.mem.next[t as usize] = NONE;
-            self.slots[t as usize].head_start = head_start;
-            let at = self.wake_time(t, time);
-            if at == self.now {
-                self.wake_read(t);
-            } else {
-                self.schedule(at, t, Next::WakeRead);
-            }
+            self.reread_after(t, line, time, 0);
             t = next;
+        }
+    }
+
+    /// Schedule the re-read of `tid`, watching `line` since `from`, whose copy the
+    /// write committing at `commit` invalidates: when its `pause` ends after the
+    /// commit ([`Core::wake_time`]), having left up to its head start earlier
+    /// ([`Core::head_start`]); or, if it reached the line before the commit, right
+    /// after the write ([`Core::queued_flight`]). A re-read due now is issued at
+    /// once (in watch order, right after the write), saving an event.
+    #[inline]
+    fn reread_after(&mut self, tid: u32, line: u32, commit: u64, from: u64) {
+        let at = self.wake_time(tid, commit);
+        if let Some(flight) = self.queued_flight(tid, line, commit, at - commit, from) {
+            // Its event runs a picosecond before the commit, so that it is decided
+            // before any request the commit lets go (the writer's locked operation
+            // waiting for its store to drain is issued again at the commit).
+            self.slots[tid as usize].queued = Some(flight);
+            self.schedule(commit - 1, tid, Next::WakeRead);
+            return;
+        }
+        self.slots[tid as usize].head_start = self.head_start(line, commit, from);
+        if at == self.now {
+            self.wake_read(tid);
+        } else {
+            self.schedule(at, tid, Next::WakeRead);
         }
     }
 
@@ -288,6 +310,40 @@ impl Core {
         let l = &self.mem.lines[line as usize];
         let overlap = share_of(l.request_ps, self.reread_overlap_ppm);
         overlap.min(commit.saturating_sub(l.invalidated_at.max(from)))
+    }
+
+    /// Whether the re-read of `tid` (watching `line` since `from`, its `pause` ending
+    /// `phase` after the write's commit at `commit`) reaches the line before that
+    /// commit, and so is served right after the write, ahead of every later request,
+    /// the writer's own included: its flight if so (`memory { request_arrival }`).
+    ///
+    /// The spinner sends its re-read when the write's read-for-ownership is about to
+    /// complete ([`Core::head_start`]) and its pause ends. Most writes commit when
+    /// their request completes: the re-read lands after the commit and is decided
+    /// there, as any load that flew. A write that commits later (a store that waits
+    /// behind older ones or for a line stolen from its writer, `memory { steal }`;
+    /// a locked operation's own atomic) leaves the spinner time to reach the line
+    /// first (docs/validation.md, "Who takes a free lock").
+    #[inline]
+    fn queued_flight(
+        &mut self,
+        tid: u32,
+        line: u32,
+        commit: u64,
+        phase: u64,
+        from: u64,
+    ) -> Option<u64> {
+        if self.mem.fabric.request_arrival_ppm == 0 || commit <= self.now {
+            return None;
+        }
+        let l = &self.mem.lines[line as usize];
+        let answered = l.invalidated_at + l.request_ps;
+        if l.request_ps == 0 || answered >= commit {
+            return None;
+        }
+        let sent = (answered + phase - self.head_start(line, answered, from)).max(from);
+        let (flight, _) = self.flight(tid, line);
+        (sent + flight < commit).then_some(flight)
     }
 
     /// How long a request by `tid` for `line` travels before it takes effect, if
@@ -365,45 +421,54 @@ impl Core {
     #[inline]
     fn wake_read_issue(&mut self, tid: u32) -> Option<u64> {
         let line = self.slots[tid as usize].watch.line;
-        if let Some(fill) = self.mem.taken_in_flight(tid, line, self.now) {
-            // It leaves no earlier than it is decided.
-            self.slots[tid as usize].head_start = 0;
-            self.schedule(fill, tid, Next::WakeRead);
-            return None;
-        }
-        // As any load of a line another core holds, the re-read takes effect when it
-        // reaches that core (`memory { request_arrival }`): until then the holder's
-        // own accesses hit. It left `head_start` ago.
-        let landed_at = std::mem::replace(&mut self.slots[tid as usize].landed_at, NONE);
-        if landed_at == NONE {
-            let (flight, holder) = self.flight(tid, line);
-            let s = &mut self.slots[tid as usize];
-            let lands = self.now.saturating_sub(s.head_start) + flight;
-            if lands > self.now {
-                s.head_start += lands - self.now;
-                s.landed_at = holder;
-                self.schedule(lands, tid, Next::WakeRead);
+        // Served at the commit, a picosecond from now, as the line is then; any other
+        // re-read now.
+        let (sent, read_at) = if let Some(flight) = self.slots[tid as usize].queued.take() {
+            let commit = self.now + 1;
+            (Reread::Queued { flight, commit }, commit)
+        } else {
+            if let Some(fill) = self.mem.taken_in_flight(tid, line, self.now) {
+                // It leaves no earlier than it is decided.
+                self.slots[tid as usize].head_start = 0;
+                self.schedule(fill, tid, Next::WakeRead);
                 return None;
             }
-        }
+            // As any load of a line another core holds, the re-read takes effect when
+            // it reaches that core (`memory { request_arrival }`): until then the
+            // holder's own accesses hit. It left `head_start` ago.
+            let landed_at = std::mem::replace(&mut self.slots[tid as usize].landed_at, NONE);
+            if landed_at == NONE {
+                let (flight, holder) = self.flight(tid, line);
+                let s = &mut self.slots[tid as usize];
+                let lands = self.now.saturating_sub(s.head_start) + flight;
+                if lands > self.now {
+                    s.head_start += lands - self.now;
+                    s.landed_at = holder;
+                    self.schedule(lands, tid, Next::WakeRead);
+                    return None;
+                }
+            }
+            let head_start = std::mem::take(&mut self.slots[tid as usize].head_start);
+            let sent = if landed_at == NONE {
+                Reread::HeadStart(head_start)
+            } else {
+                Reread::Flown {
+                    ns: head_start,
+                    holder: landed_at,
+                }
+            };
+            (sent, self.now)
+        };
         let s = &mut self.slots[tid as usize];
         s.ahead = RunAhead::default();
-        let (a, head_start) = (s.watch, std::mem::take(&mut s.head_start));
+        let a = s.watch;
         self.counters.ops += 1;
         self.counters.wakes += 1;
-        let sent = if landed_at == NONE {
-            Reread::HeadStart(head_start)
-        } else {
-            Reread::Flown {
-                ns: head_start,
-                holder: landed_at,
-            }
-        };
         let t = self.mem.woken_load(tid, a.line, self.now, sent);
         if t.miss {
             self.counters.misses += 1;
         }
-        let (value, _) = self.mem.read_word(tid, a.line, a.word as usize, self.now);
+        let (value, _) = self.mem.read_word(tid, a.line, a.word as usize, read_at);
         let s = &mut self.slots[tid as usize];
         s.result = value;
         s.ok = true;
@@ -563,9 +628,7 @@ impl Core {
                     // Our copy still holds the value seen, and a store to the line is
                     // in flight: its commit invalidates our copy; re-read then.
                     self.slots[tid as usize].watch = a;
-                    self.slots[tid as usize].head_start = self.head_start(a.line, at, now);
-                    let at = self.wake_time(tid, at);
-                    self.schedule(at, tid, Next::WakeRead);
+                    self.reread_after(tid, a.line, at, now);
                     return None;
                 } else {
                     let l = &mut self.mem.lines[a.line as usize];
@@ -806,6 +869,7 @@ impl Machine {
                         deferred: false,
                         flown_to: NONE,
                         head_start: 0,
+                        queued: None,
                         landed_at: NONE,
                         drain_from: None,
                         narrow: None,

@@ -1476,6 +1476,70 @@ fn a_writer_reads_its_committed_store_while_a_later_one_flies() {
     assert_eq!((fenced.get(), seen.get(), done.get()), (70, 1, 90));
 }
 
+/// A spinner's re-read that reaches the line before the write that woke it commits
+/// is served right after that write, ahead of the writer's next locked operation
+/// (`memory { request_arrival }` = 1: every request flies one transfer, 50 ns between
+/// the two cores of socket 0; `migratory`). T1 releases at 100 with a store that
+/// commits only at 290, behind its older store to a line T2 holds on the other
+/// socket (190 ns), though its own request came back at 150. T0, spinning on the
+/// lock's line, learns of the release at 150 and its re-read lands at 200: it is
+/// served at the commit, takes the line whole with its data there (290), and its swap
+/// hits once the read's occupancy of the line is over (5 ns, then the atomic: 300).
+/// T1's swap, issued at once and executed at the commit, flies to T0 and
+/// gets the line after it (345). Without the older store the release commits as its
+/// request comes back (150): the re-read lands after it, at 200, and T1's swap has
+/// hit at the commit (155); T0 has the lock only after T1's next release.
+#[test]
+fn a_reread_that_reaches_the_line_before_the_commit_goes_first() {
+    let race = |older_store: bool| {
+        let mut m = spec(2, 2, 1, 10, 50, 190);
+        m.costs.memory.request_arrival_ppm = WHOLE_PPM;
+        m.costs.memory.migratory = true;
+        let mach = machine(&m, &slots(&m, PlacementKind::Compact, 3), 2, 1);
+        let (a, b) = (Addr::new(0, 0), Addr::new(1, 0));
+        let spinner = (Cell::new(0), Cell::new(0), Cell::new(0));
+        let releaser = (Cell::new(0), Cell::new(0));
+        let envs = [mach.env(0), mach.env(1), mach.env(2)];
+        run_all(
+            &mach,
+            vec![
+                Box::pin(async {
+                    let e = &envs[0];
+                    e.work(10).await;
+                    e.wait_until(a, Relaxed, |v| v == 0).await;
+                    spinner.0.set(e.now());
+                    spinner.1.set(e.swap(a, 2, Relaxed).await);
+                    spinner.2.set(e.now());
+                }),
+                Box::pin(async {
+                    let e = &envs[1];
+                    e.store(a, 1, Relaxed).await;
+                    e.work(100).await;
+                    if older_store {
+                        e.store(b, 2, Relaxed).await;
+                    }
+                    e.store(a, 0, Relaxed).await;
+                    releaser.0.set(e.swap(a, 1, Relaxed).await);
+                    releaser.1.set(e.now());
+                    e.work(1_000).await;
+                    e.store(a, 0, Relaxed).await;
+                }),
+                Box::pin(async {
+                    envs[2].store(b, 1, Relaxed).await;
+                }),
+            ],
+        );
+        (
+            (spinner.0.get(), spinner.1.get(), spinner.2.get()),
+            (releaser.0.get(), releaser.1.get()),
+        )
+    };
+    assert_eq!(race(true), ((290, 0, 300), (2, 345)));
+    let ((spinner_in, _, _), releaser) = race(false);
+    assert_eq!(releaser, (0, 155));
+    assert!(spinner_in > 1_155, "{spinner_in}");
+}
+
 /// A locked operation executes once the issuer's older stores have committed, for its
 /// value as for its timing: a TAS holder that releases (a buffered store) and swaps
 /// again at once does not win over a waiter whose swap reaches the line first.

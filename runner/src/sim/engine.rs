@@ -323,7 +323,7 @@ impl Core {
     /// there, as any load that flew. A write that commits later (a store that waits
     /// behind older ones or for a line stolen from its writer, `memory { steal }`;
     /// a locked operation's own atomic) leaves the spinner time to reach the line
-    /// first (docs/validation.md, "Who takes a free lock").
+    /// first (docs/validation.md, "A re-read that reaches the line first").
     #[inline]
     fn queued_flight(
         &mut self,

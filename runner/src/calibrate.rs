@@ -24,6 +24,9 @@
 //!   mutex (`futex { pthread_call }`).
 //! - [`futex_costs`]: the kernel's futex between two CPUs (a wait that returns at
 //!   once, a wake call, the wake-up latency): the simulated OS mutexes' `futex`.
+//! - [`futex_check`]: when a `FUTEX_WAIT` reads its word, as a race with the other
+//!   CPU's store (printed only; docs/validation.md, "When the kernel reads the
+//!   word").
 //! - [`measure_report`]: all of them for one CPU pair per distance level, the fit
 //!   (`fit`), and the host as one `topology` item with the fitted values.
 //!
@@ -611,6 +614,7 @@ struct Pass {
     by_level: BTreeMap<Distance, PairCosts>,
     one_cpu: Option<OneCpu>,
     futex: Option<FutexCosts>,
+    futex_check: Option<FutexCheck>,
 }
 
 /// One pass: the pairs of each distance level the host has (the first usable pair
@@ -657,6 +661,7 @@ fn measure_pass(
     let one_cpu = first.and_then(one_cpu_costs);
     // The distance hardly matters to the futex next to the scheduler's part.
     let futex = first.zip(second).and_then(|(a, b)| futex_costs(a, b));
+    let futex_check = first.zip(second).and_then(|(a, b)| futex_check(a, b));
     tas_loop.extend(loops(LockAlgo::TAS, 0));
     pthread_loop.extend(loops(LockAlgo::Pthread, 0));
     tas_work_loop.extend(loops(LockAlgo::TAS, WORK_PROBE_NS));
@@ -667,6 +672,7 @@ fn measure_pass(
         by_level,
         one_cpu,
         futex,
+        futex_check,
     }
 }
 
@@ -707,6 +713,12 @@ fn combine(passes: Vec<Pass>) -> Pass {
         wake_sleeper: f(|x| x.wake_sleeper).unwrap_or_default(),
         latency: f(|x| x.latency).unwrap_or_default(),
     });
+    let checks: Vec<FutexCheck> = passes.iter().filter_map(|p| p.futex_check).collect();
+    let futex_check =
+        median_of(checks.iter().map(|c| c.wait_written)).map(|wait_written| FutexCheck {
+            half_asleep: median_of(checks.iter().filter_map(|c| c.half_asleep)),
+            wait_written,
+        });
     let levels: std::collections::BTreeSet<Distance> = passes
         .iter()
         .flat_map(|p| p.by_level.keys().copied())
@@ -799,6 +811,7 @@ fn combine(passes: Vec<Pass>) -> Pass {
         by_level,
         one_cpu,
         futex,
+        futex_check,
     }
 }
 
@@ -868,6 +881,7 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
         by_level,
         one_cpu,
         futex,
+        futex_check,
     } = combine(all);
     let tas_loop = median_of(tas_loop_rounds);
     let pthread_loop = median_of(pthread_loop);
@@ -918,6 +932,18 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
             f.wait, f.wake, f.wake_sleeper, f.latency
         )),
         _ => s.push_str("#   futex: not measured (fewer than 2 CPUs, or pinning refused)\n"),
+    }
+    if let (Some(c), Some((a, b))) = (futex_check, pair) {
+        let half = c.half_asleep.map_or_else(
+            || "never within -150..500 ns".to_string(),
+            |h| format!("{h:.0} ns after the call"),
+        );
+        s.push_str(&format!(
+            "#           CPU {b} storing to the word CPU {a} waits on: half the waits sleep when\n\
+             #           the store is issued {half}; one the store ends at once\n\
+             #           {:.0} ns (not applied: docs/validation.md, \"When the kernel reads the word\")\n",
+            c.wait_written
+        ));
     }
     if let Some((step, ns)) = crate::native::env::tsc::coarse_step() {
         s.push_str(&format!(
@@ -1695,12 +1721,24 @@ pub struct FutexCosts {
 /// if the call itself failed (not: the word differed, a signal, the timeout), as
 /// where a sandbox refuses the system call: then nothing here measures a futex.
 fn futex_wait(w: &AtomicU32, expected: u32, timeout: Duration) -> bool {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
+    futex_wait_slept(w, expected, Some(timeout)).is_some()
+}
+
+/// [`futex_wait`], saying whether the call slept until woken (`Some(true)`) or
+/// returned without sleeping: the word differed, a signal, the timeout
+/// (`Some(false)`). `None` if the call failed. Without a timeout, as glibc's
+/// `lll_lock_wait` calls it (a timeout arms a timer before the word is read), the
+/// call sleeps until a wake.
+fn futex_wait_slept(w: &AtomicU32, expected: u32, timeout: Option<Duration>) -> Option<bool> {
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: `w` is a valid, aligned u32 for the call's duration and `ts` outlives
-    // it; the kernel only reads both. The variadic arguments are passed as the
+    // it (or is null: no timeout); the kernel only reads both. The variadic arguments are passed as the
     // kernel's `long`s. A spurious or interrupted return is harmless: callers
     // re-check the word.
     let rc = unsafe {
@@ -1709,15 +1747,16 @@ fn futex_wait(w: &AtomicU32, expected: u32, timeout: Duration) -> bool {
             w.as_ptr(),
             (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as libc::c_long,
             expected as libc::c_long,
-            &ts as *const libc::timespec,
+            ts_ptr,
             std::ptr::null::<u32>(),
             0 as libc::c_long,
         )
     };
-    rc == 0 || {
-        let e = std::io::Error::last_os_error().raw_os_error();
-        matches!(e, Some(libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT))
+    if rc == 0 {
+        return Some(true);
     }
+    let e = std::io::Error::last_os_error().raw_os_error();
+    matches!(e, Some(libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT)).then_some(false)
 }
 
 /// `FUTEX_WAKE` of at most one waiter on `w`; false if the call failed.
@@ -1841,9 +1880,194 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
     })
 }
 
+/// When the kernel reads the word a `FUTEX_WAIT` waits on, measured as a race: CPU
+/// `a` holds the word at 2 in its cache and calls `FUTEX_WAIT(2)` at an agreed TSC
+/// instant, CPU `b` stores 0 into it a set delay after that instant and then calls
+/// `FUTEX_WAKE`. The wait sleeps (and is woken) if the kernel read the word before
+/// the store reached it, and returns at once if after.
+#[derive(Debug, Clone, Copy)]
+pub struct FutexCheck {
+    /// The delay of `b`'s store, ns after `a`'s call, at which half of the waits
+    /// sleep (linear between the delays tried); `None` if the share never crosses a
+    /// half within them.
+    pub half_asleep: Option<f64>,
+    /// A wait that returns at once because `b` stored into its word (the store
+    /// issued before the call): the median, ns. The word's line is then the other
+    /// CPU's and the waker's call takes the same hash bucket's lock.
+    pub wait_written: f64,
+}
+
+/// The delays [`futex_check`] tries, ns after the call: from a store that is
+/// certainly early to one that is certainly late on the hosts measured (7 December
+/// 2026: half asleep at 50–100 ns on an Intel Xeon guest).
+const CHECK_DELAYS_NS: std::ops::RangeInclusive<i64> = -150..=500;
+const CHECK_STEP_NS: usize = 25;
+
+/// What [`futex_check`]'s waiter saw: at each delay, the waits that slept and all
+/// of them; and how long each wait the store ended at once took, ns.
+struct Races {
+    slept: Vec<(u32, u32)>,
+    written: Vec<f64>,
+}
+
+/// [`FutexCheck`] between CPUs `a` (waiting) and `b` (storing): 100 races at each of
+/// the delays in [`CHECK_DELAYS_NS`], interleaved. `None` without a trusted TSC (the
+/// two CPUs agree on an instant by it), with `a == b`, or if pinning fails or the
+/// peer does not answer within a second of a race.
+pub fn futex_check(a: u32, b: u32) -> Option<FutexCheck> {
+    use crate::native::env::tsc;
+    const ROUNDS: usize = 100;
+    // Each race starts this long after it is announced: the peer sees the
+    // announcement (one transfer) and waits for the instant.
+    const LEAD_NS: f64 = 3_000.0;
+    if a == b {
+        return None;
+    }
+    let ns_per_tick = tsc::ns_per_tick()?;
+    let delays: Vec<i64> = CHECK_DELAYS_NS.step_by(CHECK_STEP_NS).collect();
+    let word = Line(AtomicU64::new(0));
+    // The race's number (0: none yet; u64::MAX: stop), its instant and the store's
+    // delay in ticks, and the peer's acknowledgement (u64::MAX: pinned, ready).
+    let race = Line(AtomicU64::new(0));
+    let at = Line(AtomicU64::new(0));
+    let delay = Line(AtomicU64::new(0));
+    let done = Line(AtomicU64::new(0));
+    let failed = AtomicU64::new(0);
+    // The futex word: the low half of the line's first word (little-endian x86).
+    // SAFETY: an `AtomicU64` is 8-aligned, so its first four bytes are an aligned u32
+    // that lives as long as `word`; both views are only accessed atomically.
+    let futex_word = unsafe { &*(word.0.as_ptr() as *const AtomicU32) };
+    let outcome = std::thread::scope(|s| {
+        let (race, at, delay, done, failed) = (&race, &at, &delay, &done, &failed);
+        let delays = &delays;
+        // The peer. Once ready it leaves only when told to: the waiter's wait has no
+        // timeout, and only the peer's store and wake end it.
+        s.spawn(move || {
+            if pin::pin_current(b).is_err() {
+                failed.store(1, Ordering::SeqCst);
+                return;
+            }
+            done.0.store(u64::MAX, Ordering::Release);
+            let mut seen = 0;
+            loop {
+                let n = loop {
+                    let n = race.0.load(Ordering::Acquire);
+                    if n != seen {
+                        break n;
+                    }
+                    std::hint::spin_loop();
+                };
+                if n == u64::MAX {
+                    return;
+                }
+                seen = n;
+                let when =
+                    at.0.load(Ordering::Relaxed)
+                        .wrapping_add(delay.0.load(Ordering::Relaxed));
+                while tsc::read().wrapping_sub(when) as i64 <= 0 {
+                    std::hint::spin_loop();
+                }
+                futex_word.store(0, Ordering::Release);
+                if !futex_wake(futex_word) {
+                    failed.store(1, Ordering::SeqCst);
+                    return;
+                }
+                done.0.store(n, Ordering::Release);
+            }
+        });
+        let ha = s.spawn(move || -> Option<Races> {
+            pin::pin_current(a).ok()?;
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while done.0.load(Ordering::Acquire) != u64::MAX {
+                if failed.load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
+                    return None;
+                }
+                std::hint::spin_loop();
+            }
+            let mut slept = vec![(0u32, 0u32); delays.len()];
+            let mut written = Vec::new();
+            let lead = (LEAD_NS / ns_per_tick) as u64;
+            let mut n = 0u64;
+            for round in 0..ROUNDS {
+                for k in 0..delays.len() {
+                    // Interleaved: each round visits the delays in another order.
+                    let i = (k * 7 + round) % delays.len();
+                    n += 1;
+                    futex_word.store(2, Ordering::Relaxed);
+                    let start = tsc::read().wrapping_add(lead);
+                    at.0.store(start, Ordering::Relaxed);
+                    delay.0.store(
+                        (delays[i] as f64 / ns_per_tick) as i64 as u64,
+                        Ordering::Relaxed,
+                    );
+                    race.0.store(n, Ordering::Release);
+                    while tsc::read().wrapping_sub(start) as i64 <= 0 {
+                        std::hint::spin_loop();
+                    }
+                    let t = tsc::read();
+                    // No timeout, as glibc waits: the peer's store and wake end the
+                    // wait (a peer that fails to wake has failed its own call too).
+                    let asleep = futex_wait_slept(futex_word, 2, None)?;
+                    let took = tsc::read().wrapping_sub(t) as f64 * ns_per_tick;
+                    slept[i].0 += u32::from(asleep);
+                    slept[i].1 += 1;
+                    if !asleep && delays[i] <= 0 {
+                        written.push(took);
+                    }
+                    let deadline = Instant::now() + Duration::from_secs(1);
+                    while done.0.load(Ordering::Acquire) != n {
+                        if failed.load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
+                            return None;
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            Some(Races { slept, written })
+        });
+        let r = ha.join().ok().flatten();
+        if r.is_none() {
+            failed.store(1, Ordering::SeqCst);
+        }
+        race.0.store(u64::MAX, Ordering::Release);
+        r
+    });
+    let Races { slept, written } = outcome?;
+    if failed.load(Ordering::SeqCst) != 0 || written.is_empty() {
+        return None;
+    }
+    let shares: Vec<(f64, f64)> = delays
+        .iter()
+        .zip(&slept)
+        .map(|(&d, &(s, n))| (d as f64, f64::from(s) / f64::from(n.max(1))))
+        .collect();
+    Some(FutexCheck {
+        half_asleep: crossing(&shares, 0.5),
+        wait_written: median_of_rounds(written),
+    })
+}
+
+/// Where a sampled curve `(x, y)`, `x` increasing, first reaches `level`: linear
+/// between the two samples around it; `None` if it never does (or starts there).
+fn crossing(curve: &[(f64, f64)], level: f64) -> Option<f64> {
+    curve.windows(2).find_map(|w| {
+        let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+        (y0 < level && y1 >= level).then(|| x0 + (level - y0) / (y1 - y0) * (x1 - x0))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_curve_crosses_a_level_between_its_samples() {
+        let c = [(0.0, 0.0), (25.0, 0.2), (50.0, 0.6), (75.0, 0.9)];
+        assert_eq!(crossing(&c, 0.5), Some(43.75));
+        assert_eq!(crossing(&c, 0.95), None);
+        // A curve that starts above the level never crosses it.
+        assert_eq!(crossing(&[(0.0, 0.7), (25.0, 0.9)], 0.5), None);
+    }
 
     /// A counter that steps by 26 ticks (a 2.6 GHz TSC counting a 100 MHz clock)
     /// times an interval of 57 ticks (21.9 ns) starting at every phase of a step.
@@ -1957,6 +2181,11 @@ mod tests {
                 wake_sleeper: 7000.0 + x,
                 latency: 30000.0 + x,
             }),
+            // A pass whose races never crossed a half.
+            futex_check: Some(FutexCheck {
+                half_asleep: line.then_some(60.0 + x),
+                wait_written: 380.0 + x,
+            }),
         }
     }
 
@@ -2003,6 +2232,10 @@ mod tests {
             })
         );
         assert_eq!(c.futex.unwrap().latency, 30001.0);
+        // The futex race: the crossing of the passes that found one (60 and 80), the
+        // wait of all three (380, 381, 400).
+        let check = c.futex_check.unwrap();
+        assert_eq!((check.half_asleep, check.wait_written), (Some(70.0), 381.0));
         // The loop keeps every round of every pass: 8, 9, 16, 17, 28, 36.
         assert_eq!(c.tas_loop.len(), 6);
         assert_eq!(median_of(c.tas_loop), Some(16.5));
@@ -2034,7 +2267,8 @@ mod tests {
         assert_eq!(p.handoff_placements, vec![(50.5, 2), (20.0, 1)]);
         let text = report(&crate::host::detect(), Some("t"), Some((0, 1)), passes());
         assert!(
-            text.contains("hand-off (one way) by CAS 50.5 ns, by flags 48.5 ns")
+            text.contains("half the waits sleep when\n#           the store is issued 61 ns after")
+                && text.contains("hand-off (one way) by CAS 50.5 ns, by flags 48.5 ns")
                 && text.contains("the hand-offs above are of the 2 passes")
                 && text.contains("it took 20.0 ns in 1 (left out)"),
             "{text}"
@@ -2115,6 +2349,7 @@ mod tests {
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,
+            futex_check: None,
         };
         // A pass that measured the level on another pair does not count for it.
         let mut other = pass(30.0, true);
@@ -2135,8 +2370,14 @@ mod tests {
             by_level: BTreeMap::new(),
             one_cpu: None,
             futex: None,
+            futex_check: None,
         }]);
-        assert!(none.by_level.is_empty() && none.one_cpu.is_none() && none.futex.is_none());
+        assert!(
+            none.by_level.is_empty()
+                && none.one_cpu.is_none()
+                && none.futex.is_none()
+                && none.futex_check.is_none()
+        );
     }
 
     /// The single accesses [`pass`] measured, to change.

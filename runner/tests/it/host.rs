@@ -148,3 +148,31 @@ fn futex_costs_are_measured_between_allowed_cpus() {
     }
     assert!(futex_costs(a, 100_000).is_none());
 }
+
+/// The futex race between two allowed CPUs gives a wait and, where the share of
+/// sleeping waits crosses a half, a delay within the ones tried; it needs two CPUs and
+/// the TSC (the two agree on an instant by it), and is not measured on a CPU that
+/// cannot be pinned to. No timing thresholds.
+#[test]
+fn the_futex_race_is_measured_between_two_cpus() {
+    use locklab_runner::calibrate::futex_check;
+    let cpus = locklab_runner::native::pin::allowed_cpus().unwrap_or_else(|| vec![0]);
+    let a = cpus[0];
+    assert!(futex_check(a, a).is_none());
+    assert!(futex_check(a, 100_000).is_none());
+    let Some(&b) = cpus.get(1) else {
+        return;
+    };
+    match futex_check(a, b) {
+        Some(c) => {
+            assert!(c.wait_written.is_finite() && c.wait_written > 0.0, "{c:?}");
+            if let Some(h) = c.half_asleep {
+                assert!((-150.0..=500.0).contains(&h), "{c:?}");
+            }
+        }
+        None => assert!(
+            locklab_runner::native::env::tsc::ns_per_tick().is_none(),
+            "a trusted TSC and two CPUs, but no race measured"
+        ),
+    }
+}

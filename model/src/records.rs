@@ -90,7 +90,9 @@ pub struct PointRecord {
     pub bypass_max_censored: bool,
     pub bypass_mean: f64,
     pub handoff_local_frac: f64,
-    /// Σ thread CPU time / (window × threads); NaN in simulation.
+    /// Σ thread CPU time / (window × threads); simulated, 1 less the share of the
+    /// window the threads slept in the kernel (NaN in records written before 6
+    /// December 2026, which held no simulated CPU time).
     pub cpu_wall_ratio: f64,
     /// Nominal and achieved (calibrated) critical-section and outside durations.
     pub critical_nominal_ns: f64,

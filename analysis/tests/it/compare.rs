@@ -1,6 +1,7 @@
 use crate::common::*;
 use locklab_analysis::compare::{
-    compare, compare_pooled, CompareOptions, CompareVerdict, REACQUIRED_SHARE, WAITED_SHARE,
+    compare, compare_pooled, CompareOptions, CompareVerdict, OFF_CPU_SHARE, REACQUIRED_SHARE,
+    WAITED_SHARE,
 };
 use locklab_analysis::ResultsWriter;
 use locklab_model::plan::{Costs, Mode, Plan, Topology};
@@ -105,16 +106,20 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
     let m = manifest(&plan);
     let dir = tempfile::tempdir().unwrap();
     let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
-    for r in all_records(&plan) {
+    for mut r in all_records(&plan) {
+        // Simulated threads on their CPUs all window long.
+        r.point.cpu_wall_ratio = 1.0;
         w.write(&r).unwrap();
         // Natively: half the throughput, and CPU time per acquisition 10 % below the
         // simulation's threads × window / acquisitions.
         let mut n = r.clone();
         n.point.throughput_ops_s *= 0.5;
         n.point.cpu_ns_per_acq = sim_cpu(&r) / 1.1;
-        // And a releaser that never took the lock back, from threads that all queued.
+        // And a releaser that never took the lock back, from threads that all queued,
+        // off their CPUs a fifth of the window.
         n.point.reacquisitions = Some(0);
         n.point.waits = Some(n.point.acquisitions);
+        n.point.cpu_wall_ratio = 0.8;
         mark_native(&mut n);
         w.write(&n).unwrap();
     }
@@ -144,12 +149,21 @@ fn sim_against_native_in_one_directory_gives_the_residuals() {
         assert_eq!(row_re.verdict == CompareVerdict::WithinTolerance, within);
         // So is the waited share's: the simulated share less the native 1.
         let waited = r.point.waits.unwrap() as f64 / r.point.acquisitions as f64;
-        let row = row(WAITED_SHARE);
+        let row_waited = row(WAITED_SHARE);
         assert!(
-            (row.residual.unwrap() - (waited - 1.0)).abs() < 1e-9,
+            (row_waited.residual.unwrap() - (waited - 1.0)).abs() < 1e-9,
             "{waited}"
         );
-        assert_eq!(row.verdict, CompareVerdict::OutsideTolerance, "{waited}");
+        assert_eq!(
+            row_waited.verdict,
+            CompareVerdict::OutsideTolerance,
+            "{waited}"
+        );
+        // The off-CPU share, 1 − cpu_wall_ratio, a difference too: the simulated
+        // threads never left their CPUs, the native ones a fifth of the window.
+        let row_off = row(OFF_CPU_SHARE);
+        assert!((row_off.residual.unwrap() + 0.2).abs() < 1e-9);
+        assert_eq!(row_off.verdict, CompareVerdict::OutsideTolerance);
     }
     // Every CPU time within: no point outside to sort by regime.
     let g = c.regimes().expect("the waited share is measured");

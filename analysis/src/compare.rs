@@ -125,12 +125,13 @@ fn residual_label(metric: &str, x: f64) -> String {
 /// --format json` as `regimes`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Regimes {
-    /// Points whose [`WAITED_SHARE`] is outside its tolerance as well: the simulated
-    /// threads queue where the native ones take turns, or the other way round.
+    /// Points whose [`WAITED_SHARE`] or [`OFF_CPU_SHARE`] is outside its tolerance as
+    /// well: the simulated threads queue where the native ones take turns, or sleep
+    /// where they do not, or the other way round.
     pub other_regime: Vec<String>,
-    /// The others outside whose share is within its tolerance.
+    /// The others outside whose waited share is within its tolerance.
     pub same_regime: usize,
-    /// The others outside whose share was not measured.
+    /// The others outside whose waited share was not measured.
     pub unmeasured: usize,
 }
 
@@ -963,11 +964,12 @@ impl Comparison {
     }
 
     /// Sim vs native: the points whose CPU time per acquisition lies outside the
-    /// tolerance, split by whether their [`WAITED_SHARE`] does too: there the
-    /// simulated threads queue where the native ones take turns, or the other way
-    /// round, and the residual is the dynamics, not a cost (docs/validation.md,
-    /// "Queueing or taking turns, measured"). `None` without residuals or without a
-    /// measured share.
+    /// tolerance, split by whether their [`WAITED_SHARE`] or [`OFF_CPU_SHARE`] does
+    /// too: there the simulated threads queue where the native ones take turns, or
+    /// sleep where they do not, or the other way round, and the residual is the
+    /// dynamics, not a cost (docs/validation.md, "Queueing or taking turns, measured",
+    /// "When the kernel reads the word"). `None` without residuals or without a
+    /// measured waited share.
     pub fn regimes(&self) -> Option<Regimes> {
         let verdict_of = |id: &str, metric: &str| {
             self.rows
@@ -983,10 +985,13 @@ impl Comparison {
             if r.verdict != CompareVerdict::OutsideTolerance {
                 continue;
             }
-            match waited {
-                Some(CompareVerdict::OutsideTolerance) => out.other_regime.push(r.point_id.clone()),
-                Some(_) => out.same_regime += 1,
-                None => out.unmeasured += 1,
+            let outside = |v| v == Some(CompareVerdict::OutsideTolerance);
+            if outside(waited) || outside(verdict_of(&r.point_id, OFF_CPU_SHARE)) {
+                out.other_regime.push(r.point_id.clone());
+            } else if waited.is_some() {
+                out.same_regime += 1;
+            } else {
+                out.unmeasured += 1;
             }
         }
         measured.then_some(out)
@@ -1106,10 +1111,11 @@ impl Comparison {
                     k => format!(", {k} with no measured {WAITED_SHARE}"),
                 };
                 out.push_str(&format!(
-                    "residuals: {} outside tolerance at {outside} points: {} where the threads queue otherwise than natively ({} outside too{which}), {} in the same regime{unmeasured}\n",
+                    "residuals: {} outside tolerance at {outside} points: {} where the threads queue or sleep otherwise than natively ({} or {} outside too{which}), {} in the same regime{unmeasured}\n",
                     VALIDATION[0],
                     g.other_regime.len(),
                     WAITED_SHARE,
+                    OFF_CPU_SHARE,
                     g.same_regime
                 ));
             }

@@ -264,7 +264,7 @@ pub const METRICS: &[Metric] = &[
     metric!("cpu_ns", "CPU time", Nanos, T, Sum, Neither, NON_NEGATIVE, true,
         "a thread's CPU time in the measured window (simulated: the window less its sleeps in the kernel; none for a `wakeup` workload)"),
     metric!("cpu_wall_ratio", "CPU time / wall time", Ratio, P, Single, Higher, NON_NEGATIVE, true,
-        "Σ thread CPU time / (measured window × threads); natively below about 0.97 a thread lost its CPU (noise gate); simulated, 1 less the share of the window the threads slept in the kernel"),
+        "Σ thread CPU time / (measured window × threads); natively below about 0.97 a thread lost its CPU (noise gate); simulated, 1 less the share of the window the threads slept in the kernel; `compare --sim-vs-native` reports 1 less it as `off_cpu_share`, compared as a difference within 0.1"),
     metric!("critical_nominal_ns", "critical section, nominal", Nanos, P, Single, Neither, NON_NEGATIVE,
         "the critical-section length the workload asks for (mean of its distribution)"),
     metric!("critical_achieved_ns", "critical section, achieved", Nanos, P, Single, Neither, NON_NEGATIVE, true,

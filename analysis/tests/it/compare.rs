@@ -763,7 +763,7 @@ fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
     assert_eq!(g.other_regime, vec![first.clone()]);
     assert_eq!(g.same_regime, plan.points.len() - 1);
     assert!(c.table().contains(&format!(
-        "outside tolerance at {} points: 1 where the threads queue otherwise than natively (waited_share outside too: {first}), {} in the same regime",
+        "outside tolerance at {} points: 1 where the threads queue or sleep otherwise than natively (waited_share or off_cpu_share outside too: {first}), {} in the same regime",
         plan.points.len(),
         plan.points.len() - 1
     )));

@@ -968,8 +968,8 @@ impl Comparison {
     /// too: there the simulated threads queue where the native ones take turns, or
     /// sleep where they do not, or the other way round, and the residual is the
     /// dynamics, not a cost (docs/validation.md, "Queueing or taking turns, measured",
-    /// "When the kernel reads the word"). `None` without residuals or without a
-    /// measured waited share.
+    /// "When the kernel reads the word"). `None` without residuals or without either
+    /// share measured.
     pub fn regimes(&self) -> Option<Regimes> {
         let verdict_of = |id: &str, metric: &str| {
             self.rows
@@ -981,12 +981,13 @@ impl Comparison {
         let mut measured = false;
         for r in self.rows.iter().filter(|r| r.metric == VALIDATION[0]) {
             let waited = verdict_of(&r.point_id, WAITED_SHARE);
-            measured |= waited.is_some();
+            let off_cpu = verdict_of(&r.point_id, OFF_CPU_SHARE);
+            measured |= waited.is_some() || off_cpu.is_some();
             if r.verdict != CompareVerdict::OutsideTolerance {
                 continue;
             }
             let outside = |v| v == Some(CompareVerdict::OutsideTolerance);
-            if outside(waited) || outside(verdict_of(&r.point_id, OFF_CPU_SHARE)) {
+            if outside(waited) || outside(off_cpu) {
                 out.other_regime.push(r.point_id.clone());
             } else if waited.is_some() {
                 out.same_regime += 1;

@@ -768,3 +768,37 @@ fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
         plan.points.len() - 1
     )));
 }
+
+#[test]
+fn points_outside_in_cpu_time_whose_threads_sleep_otherwise_are_another_regime() {
+    // As above, without a waits count on either side (records before 6 December
+    // 2026): at the first point the native threads were off their CPUs a third of
+    // the window (they slept), at the others never, as simulated.
+    let plan = plan();
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest(&plan);
+    let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
+    for mut r in all_records(&plan) {
+        r.point.waits = None;
+        r.point.cpu_wall_ratio = 1.0;
+        w.write(&r).unwrap();
+        let mut n = r.clone();
+        n.point.cpu_ns_per_acq = sim_cpu(&r) / 2.0;
+        if r.point.point == 0 {
+            n.point.cpu_wall_ratio = 0.67;
+        }
+        mark_native(&mut n);
+        w.write(&n).unwrap();
+    }
+    w.finish(&m).unwrap();
+    let opts = CompareOptions {
+        sim_vs_native: true,
+        ..CompareOptions::default()
+    };
+    let c = compare(dir.path(), dir.path(), &opts).unwrap();
+    let g = c.regimes().expect("the off-CPU share is measured");
+    let first = all_records(&plan)[0].point.point_id.clone();
+    assert_eq!(g.other_regime, vec![first]);
+    // The others: outside in cost, their waited share not measured.
+    assert_eq!((g.same_regime, g.unmeasured), (0, plan.points.len() - 1));
+}

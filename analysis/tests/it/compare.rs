@@ -732,23 +732,23 @@ fn no_wait_on_either_side_is_agreement() {
     }
 }
 
-#[test]
-fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
-    // Natively every point costs half the simulated CPU time (+100 %, outside); at
-    // the first point the native threads all waited, in every repetition (the
-    // simulated half: another regime), at the others as many as simulated (the same
-    // regime, a cost).
-    let plan = plan();
+/// Sim against native in one directory: every simulated record of `plan` as `sim`
+/// edits it, and beside it a native one at half its CPU time per acquisition (+100 %,
+/// outside), as `native` edits it.
+fn half_the_cpu_natively(
+    plan: &Plan,
+    sim: impl Fn(&mut locklab_model::records::RunRecord),
+    native: impl Fn(&mut locklab_model::records::RunRecord),
+) -> locklab_analysis::compare::Comparison {
     let dir = tempfile::tempdir().unwrap();
-    let m = manifest(&plan);
+    let m = manifest(plan);
     let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
-    for r in all_records(&plan) {
+    for mut r in all_records(plan) {
+        sim(&mut r);
         w.write(&r).unwrap();
         let mut n = r.clone();
         n.point.cpu_ns_per_acq = sim_cpu(&r) / 2.0;
-        if r.point.point == 0 {
-            n.point.waits = Some(n.point.acquisitions);
-        }
+        native(&mut n);
         mark_native(&mut n);
         w.write(&n).unwrap();
     }
@@ -757,7 +757,25 @@ fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
         sim_vs_native: true,
         ..CompareOptions::default()
     };
-    let c = compare(dir.path(), dir.path(), &opts).unwrap();
+    compare(dir.path(), dir.path(), &opts).unwrap()
+}
+
+#[test]
+fn points_outside_in_cpu_time_are_sorted_by_whether_the_threads_queue_alike() {
+    // Natively every point costs half the simulated CPU time (+100 %, outside); at
+    // the first point the native threads all waited, in every repetition (the
+    // simulated half: another regime), at the others as many as simulated (the same
+    // regime, a cost).
+    let plan = plan();
+    let c = half_the_cpu_natively(
+        &plan,
+        |_| {},
+        |n| {
+            if n.point.point == 0 {
+                n.point.waits = Some(n.point.acquisitions);
+            }
+        },
+    );
     let g = c.regimes().unwrap();
     let first = all_records(&plan)[0].point.point_id.clone();
     assert_eq!(g.other_regime, vec![first.clone()]);
@@ -775,27 +793,18 @@ fn points_outside_in_cpu_time_whose_threads_sleep_otherwise_are_another_regime()
     // 2026): at the first point the native threads were off their CPUs a third of
     // the window (they slept), at the others never, as simulated.
     let plan = plan();
-    let dir = tempfile::tempdir().unwrap();
-    let m = manifest(&plan);
-    let mut w = ResultsWriter::create(dir.path(), &m).unwrap();
-    for mut r in all_records(&plan) {
-        r.point.waits = None;
-        r.point.cpu_wall_ratio = 1.0;
-        w.write(&r).unwrap();
-        let mut n = r.clone();
-        n.point.cpu_ns_per_acq = sim_cpu(&r) / 2.0;
-        if r.point.point == 0 {
-            n.point.cpu_wall_ratio = 0.67;
-        }
-        mark_native(&mut n);
-        w.write(&n).unwrap();
-    }
-    w.finish(&m).unwrap();
-    let opts = CompareOptions {
-        sim_vs_native: true,
-        ..CompareOptions::default()
-    };
-    let c = compare(dir.path(), dir.path(), &opts).unwrap();
+    let c = half_the_cpu_natively(
+        &plan,
+        |r| {
+            r.point.waits = None;
+            r.point.cpu_wall_ratio = 1.0;
+        },
+        |n| {
+            if n.point.point == 0 {
+                n.point.cpu_wall_ratio = 0.67;
+            }
+        },
+    );
     let g = c.regimes().expect("the off-CPU share is measured");
     let first = all_records(&plan)[0].point.point_id.clone();
     assert_eq!(g.other_regime, vec![first]);

@@ -90,9 +90,9 @@ pub const OFF_CPU_SHARE: &str = "off_cpu_share";
 /// The column [`OFF_CPU_SHARE`] is derived from.
 const CPU_WALL_RATIO: &str = "cpu_wall_ratio";
 
-/// How far a simulated share ([`SHARES`], [`OFF_CPU_SHARE`]) may lie from the native one and be
-/// "within tolerance": 0.1, about the spread of the native re-acquired share between
-/// runs on a virtual machine (docs/validation.md).
+/// How far a simulated share ([`SHARES`], [`OFF_CPU_SHARE`]) may lie from the
+/// native one and be "within tolerance": 0.1, about the spread of the native
+/// re-acquired share between runs on a virtual machine (docs/validation.md).
 pub const SHARE_TOLERANCE: f64 = 0.1;
 
 /// The shares of acquisitions `compare` derives, each from its count column: a

@@ -1738,9 +1738,9 @@ fn futex_wait_slept(w: &AtomicU32, expected: u32, timeout: Option<Duration>) -> 
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: `w` is a valid, aligned u32 for the call's duration and `ts` outlives
-    // it (or is null: no timeout); the kernel only reads both. The variadic arguments are passed as the
-    // kernel's `long`s. A spurious or interrupted return is harmless: callers
-    // re-check the word.
+    // it (or is null: no timeout); the kernel only reads both. The variadic
+    // arguments are passed as the kernel's `long`s. A spurious or interrupted
+    // return is harmless: callers re-check the word.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -2181,7 +2181,8 @@ mod tests {
                 wake_sleeper: 7000.0 + x,
                 latency: 30000.0 + x,
             }),
-            // A pass whose races never crossed a half.
+            // A pass without single accesses stands for one whose races never
+            // crossed a half.
             futex_check: Some(FutexCheck {
                 half_asleep: line.then_some(60.0 + x),
                 wait_written: 380.0 + x,

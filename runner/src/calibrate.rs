@@ -713,10 +713,23 @@ fn combine(passes: Vec<Pass>) -> Pass {
         wake_sleeper: f(|x| x.wake_sleeper).unwrap_or_default(),
         latency: f(|x| x.latency).unwrap_or_default(),
     });
-    let checks: Vec<FutexCheck> = passes.iter().filter_map(|p| p.futex_check).collect();
+    let checks: Vec<&FutexCheck> = passes
+        .iter()
+        .filter_map(|p| p.futex_check.as_ref())
+        .collect();
     let futex_check =
         median_of(checks.iter().map(|c| c.wait_written)).map(|wait_written| FutexCheck {
             half_asleep: median_of(checks.iter().filter_map(|c| c.half_asleep)),
+            // Each delay's median share over the passes (every pass tries the same).
+            asleep: checks[0]
+                .asleep
+                .iter()
+                .enumerate()
+                .map(|(i, &(delay, _))| {
+                    let shares = checks.iter().filter_map(|c| c.asleep.get(i).map(|x| x.1));
+                    (delay, median_of(shares).unwrap_or(f64::NAN))
+                })
+                .collect(),
             wait_written,
         });
     let levels: std::collections::BTreeSet<Distance> = passes
@@ -933,7 +946,7 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
         )),
         _ => s.push_str("#   futex: not measured (fewer than 2 CPUs, or pinning refused)\n"),
     }
-    if let (Some(c), Some((a, b))) = (futex_check, pair) {
+    if let (Some(c), Some((a, b))) = (&futex_check, pair) {
         let half = c.half_asleep.map_or_else(
             || "never within -150..500 ns".to_string(),
             |h| format!("{h:.0} ns after the call"),
@@ -941,9 +954,14 @@ fn report(h: &HostInfo, name: Option<&str>, pair: Option<(u32, u32)>, all: Vec<P
         s.push_str(&format!(
             "#           CPU {b} storing to the word CPU {a} waits on: half the waits sleep when\n\
              #           the store is issued {half}; one the store ends at once\n\
-             #           {:.0} ns (not applied: docs/validation.md, \"When the kernel reads the word\")\n",
+             #           {:.0} ns (not applied: docs/validation.md, \"When the kernel reads the word\");\n\
+             #           the share asleep by the store's delay (ns):\n",
             c.wait_written
         ));
+        for row in c.asleep.chunks(7) {
+            let cells: Vec<String> = row.iter().map(|(d, x)| format!("{d:.0} {x:.2}")).collect();
+            s.push_str(&format!("#             {}\n", cells.join(", ")));
+        }
     }
     if let Some((step, ns)) = crate::native::env::tsc::coarse_step() {
         s.push_str(&format!(
@@ -1885,12 +1903,14 @@ pub fn futex_costs(a: u32, b: u32) -> Option<FutexCosts> {
 /// instant, CPU `b` stores 0 into it a set delay after that instant and then calls
 /// `FUTEX_WAKE`. The wait sleeps (and is woken) if the kernel read the word before
 /// the store reached it, and returns at once if after.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FutexCheck {
     /// The delay of `b`'s store, ns after `a`'s call, at which half of the waits
     /// sleep (linear between the delays tried); `None` if the share never crosses a
     /// half within them.
     pub half_asleep: Option<f64>,
+    /// The share of the waits that slept at each delay tried (ns), in order.
+    pub asleep: Vec<(f64, f64)>,
     /// A wait that returns at once because `b` stored into its word (the store
     /// issued before the call): the median, ns. The word's line is then the other
     /// CPU's and the waker's call takes the same hash bucket's lock.
@@ -2043,6 +2063,7 @@ pub fn futex_check(a: u32, b: u32) -> Option<FutexCheck> {
         .collect();
     Some(FutexCheck {
         half_asleep: crossing(&shares, 0.5),
+        asleep: shares,
         wait_written: median_of_rounds(written),
     })
 }
@@ -2185,6 +2206,7 @@ mod tests {
             // crossed a half.
             futex_check: Some(FutexCheck {
                 half_asleep: line.then_some(60.0 + x),
+                asleep: vec![(0.0, 0.03), (50.0, 0.3 + x / 100.0), (100.0, 0.9)],
                 wait_written: 380.0 + x,
             }),
         }
@@ -2237,6 +2259,8 @@ mod tests {
         // wait of all three (380, 381, 400).
         let check = c.futex_check.unwrap();
         assert_eq!((check.half_asleep, check.wait_written), (Some(70.0), 381.0));
+        // Each delay's share, the median of the passes' (0.30, 0.31 and 0.50 at 50).
+        assert_eq!(check.asleep, vec![(0.0, 0.03), (50.0, 0.31), (100.0, 0.9)]);
         // The loop keeps every round of every pass: 8, 9, 16, 17, 28, 36.
         assert_eq!(c.tas_loop.len(), 6);
         assert_eq!(median_of(c.tas_loop), Some(16.5));
@@ -2269,6 +2293,7 @@ mod tests {
         let text = report(&crate::host::detect(), Some("t"), Some((0, 1)), passes());
         assert!(
             text.contains("half the waits sleep when\n#           the store is issued 61 ns after")
+                && text.contains("#             0 0.03, 50 0.31, 100 0.90\n")
                 && text.contains("hand-off (one way) by CAS 50.5 ns, by flags 48.5 ns")
                 && text.contains("the hand-offs above are of the 2 passes")
                 && text.contains("it took 20.0 ns in 1 (left out)"),

@@ -34,7 +34,10 @@
 //!   other copies (at the commit, or `request_arrival` × `T` after it left) a thread
 //!   that held a copy keeps reading the old value from it, and one without a copy
 //!   gets the old value from x (one transfer) if that arrives before the commit;
-//!   after that a load misses and is served once the store has committed; a spinner
+//!   after that a load misses and is served once the store has committed (one, or an
+//!   RMW, that reaches the line before it has reached x, when the store fetched it,
+//!   is decided only at the commit, after x's own accesses then, its RMW that waited
+//!   for the store: [`Memory::store_in_flight`]); a spinner
 //!   on the old value re-reads after the commit, when the `pause` it is in ends (the
 //!   engine's `Core::wake_time`), or, if its re-read reaches the line before a commit
 //!   later than the store's request is answered (`memory { request_arrival }`), at the
@@ -345,6 +348,10 @@ struct Pending {
     /// invalidates them, and with its commit the set is gone: the copies of the next
     /// pending store's "before" are that store's own set.
     stale: Bits,
+    /// When the line its read-for-ownership fetched reaches the writer, a transfer
+    /// after the request (0 if it held the line): from `invalidates` until then the
+    /// line is on its way ([`Memory::store_in_flight`]).
+    arrives: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -871,6 +878,7 @@ impl Memory {
                         invalidates,
                         before: l.words,
                         stale: l.sharers,
+                        arrives: if miss { start + lat } else { 0 },
                     });
                 }
                 self.take(x, line);
@@ -1107,6 +1115,27 @@ impl Memory {
         let l = &self.lines[line as usize];
         let fill = l.own_fill();
         (l.owner != x && fill > now).then_some(fill)
+    }
+
+    /// When the store whose read-for-ownership is fetching `line` commits, if `x` is
+    /// another core and `now` lies between that request taking the other copies
+    /// ([`Pending::invalidates`]) and the line reaching the writer
+    /// ([`Pending::arrives`]): a load or RMW by `x` finds the line on its way and is
+    /// decided only at the commit, after the writer's own accesses then (its locked
+    /// RMW that waited for the store). A window only under `memory { request_arrival }`
+    /// below 1 (without, the copies are taken at the commit).
+    #[inline]
+    pub fn store_in_flight(&self, x: u32, line: u32, now: u64) -> Option<u64> {
+        let l = &self.lines[line as usize];
+        if l.owner == x || l.owner == NONE {
+            return None;
+        }
+        l.pending
+            .iter()
+            .rev()
+            .find(|p| p.writer == l.owner)
+            .filter(|p| p.invalidates <= now && now < p.arrives && p.commit > now)
+            .map(|p| p.commit)
     }
 
     /// A full fence by `x` at `now`: when it completes.

@@ -697,6 +697,15 @@ impl Core {
                 s.deferred = true;
                 return self.wait_and_reissue(tid, op, kind, fill);
             }
+            // So does one that finds the line on its way to a store of its holder: it
+            // is decided at the commit, after the holder's RMW that waited for the
+            // store (a releaser takes the lock back).
+            if let Some(commit) = self.mem.store_in_flight(tid, addr.line, now) {
+                let s = &mut self.slots[tid as usize];
+                s.flown = flown;
+                s.deferred = true;
+                return self.wait_and_reissue(tid, op, kind, commit);
+            }
         }
         // An independent miss goes out as soon as the core reaches it, which under a
         // stall it does early: as far ahead as the thread ran under its stalls.

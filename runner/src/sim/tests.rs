@@ -1476,6 +1476,60 @@ fn a_writer_reads_its_committed_store_while_a_later_one_flies() {
     assert_eq!((fenced.get(), seen.get(), done.get()), (70, 1, 90));
 }
 
+/// A request that finds a line on its way to a store waits there, and the storing
+/// core's locked operation that waited for the store goes first: a releaser takes
+/// the lock back (natively, on the Intel guest, with a 300 ns critical section and
+/// no work outside it, the releaser re-took TAS, TTAS and decb at 0.997–0.998 of
+/// acquisitions; docs/validation.md, "A request that meets a line on its way").
+/// Under `request_arrival` = 0.5 (flights drawn from 0 to the whole 50 ns transfer
+/// between the two cores): CPU 1 holds line `a`; CPU 0 releases it with a store at
+/// 100 (its read-for-ownership invalidates CPU 1's copy at 125, and the line
+/// arrives, and the store commits, at 150) and swaps 3 in at once, which waits for
+/// the store; CPU 1 swaps 2 in at 125 and its request lands somewhere in 125–175.
+/// Landing before 150 it used to be decided there, served at the commit before CPU
+/// 0's swap, and took the lock (about half the draws); now it is decided at the
+/// commit, after CPU 0's swap, whatever the draw: CPU 0 reads 0, CPU 1 reads 3, and
+/// CPU 1's swap completes no sooner than a transfer after CPU 0's (150 + 5).
+#[test]
+fn a_request_that_meets_a_line_on_its_way_to_a_store_waits_for_its_rmw() {
+    for seed in 0..16 {
+        let mut m = spec(1, 2, 1, 10, 50, 190);
+        m.costs.memory.request_arrival_ppm = WHOLE_PPM / 2;
+        let mach = machine(&m, &slots(&m, PlacementKind::Compact, 2), 1, seed);
+        let a = Addr::new(0, 0);
+        let releaser = (Cell::new(9), Cell::new(0));
+        let other = (Cell::new(9), Cell::new(0));
+        let envs = [mach.env(0), mach.env(1)];
+        run_all(
+            &mach,
+            vec![
+                Box::pin(async {
+                    let e = &envs[0];
+                    e.work(100).await;
+                    e.store(a, 0, Relaxed).await;
+                    releaser.0.set(e.swap(a, 3, Relaxed).await);
+                    releaser.1.set(e.now());
+                }),
+                Box::pin(async {
+                    let e = &envs[1];
+                    e.swap(a, 1, Relaxed).await;
+                    e.work(125 - e.now()).await;
+                    other.0.set(e.swap(a, 2, Relaxed).await);
+                    other.1.set(e.now());
+                }),
+            ],
+        );
+        assert_eq!(
+            (releaser.0.get(), releaser.1.get()),
+            (0, 155),
+            "seed {seed}: the releaser's swap, at the commit"
+        );
+        assert_eq!(other.0.get(), 3, "seed {seed}: the other swap comes after");
+        assert!(other.1.get() >= 155 + 5, "seed {seed}: {}", other.1.get());
+        assert_eq!(mach.peek(a), 2, "seed {seed}");
+    }
+}
+
 /// A spinner's re-read that reaches the line before the write that woke it commits
 /// is served right after that write, ahead of the writer's next locked operation
 /// (`memory { request_arrival }` = 1: every request flies one transfer, 50 ns between

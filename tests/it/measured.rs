@@ -122,6 +122,13 @@ const FITS: &[Fit] = &[
         reacquired_within: 78,
         waited_within: 70,
     },
+    Fit {
+        set: "2026-12-08-xeon-6-167-held",
+        cpu_within: 8,
+        cpu_mean_abs: 0.212,
+        reacquired_within: 6,
+        waited_within: 12,
+    },
 ];
 
 struct Fit {

@@ -1127,7 +1127,7 @@ impl Memory {
     #[inline]
     pub fn store_in_flight(&self, x: u32, line: u32, now: u64) -> Option<u64> {
         let l = &self.lines[line as usize];
-        if l.owner == x || l.owner == NONE {
+        if self.fabric.request_arrival_ppm == 0 || l.owner == x || l.owner == NONE {
             return None;
         }
         l.pending

@@ -690,21 +690,19 @@ impl Core {
         // once the line has arrived, after what that core does with it at that
         // moment (a spinner's compare-and-swap right after the read that saw the
         // lock free goes first). After its flight, if it flew (`request_arrival`).
+        // So does one that finds the line on its way to a store of its holder: it is
+        // decided at the commit, after the holder's RMW that waited for the store (a
+        // releaser takes the lock back).
         if matches!(kind, Kind::Load | Kind::Rmw) {
-            if let Some(fill) = self.mem.taken_in_flight(tid, addr.line, now) {
+            let arrives = self
+                .mem
+                .taken_in_flight(tid, addr.line, now)
+                .or_else(|| self.mem.store_in_flight(tid, addr.line, now));
+            if let Some(at) = arrives {
                 let s = &mut self.slots[tid as usize];
                 s.flown = flown;
                 s.deferred = true;
-                return self.wait_and_reissue(tid, op, kind, fill);
-            }
-            // So does one that finds the line on its way to a store of its holder: it
-            // is decided at the commit, after the holder's RMW that waited for the
-            // store (a releaser takes the lock back).
-            if let Some(commit) = self.mem.store_in_flight(tid, addr.line, now) {
-                let s = &mut self.slots[tid as usize];
-                s.flown = flown;
-                s.deferred = true;
-                return self.wait_and_reissue(tid, op, kind, commit);
+                return self.wait_and_reissue(tid, op, kind, at);
             }
         }
         // An independent miss goes out as soon as the core reaches it, which under a
